@@ -1,0 +1,212 @@
+// Package adaptation is the runtime side of NRI: a container runtime embeds an
+// Adaptation to let plugins observe and adjust pods and containers. Its exported
+// API follows containerd/nri v0.12.5 so that a runtime switches by changing
+// import paths.
+//
+// Three locks order everything, always taken in this order and never while
+// calling the runtime back, except the sync gate, which exists for that:
+//
+//   - the sync gate (syncgate.go): runtime operations hold it shared through
+//     BlockPluginSync; a joining plugin holds it exclusively while the
+//     runtime's SyncFn takes its snapshot and the plugin synchronizes;
+//   - the Adaptation's mutex: held for the whole dispatch of one event and
+//     for the commit of a synchronized plugin into the registry, so an event
+//     reaches either the snapshot or the plugin;
+//   - the registry's own mutex (registry.go): guards the plugin sets only, so
+//     a plugin can be removed from anywhere, including mid-dispatch.
+//
+// Every plugin connection is served by its own goroutines: a plugin that
+// hangs in registration delays nobody. Every runtime-initiated disconnect goes
+// through plugin.shutdown, which tells the plugin why before closing.
+package adaptation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/containerd/ttrpc"
+	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/builtin"
+)
+
+const (
+	// DefaultPluginPath is where pre-installed plugins are looked for.
+	DefaultPluginPath = "/opt/nri/plugins"
+	// DefaultSocketPath is where external plugins connect.
+	DefaultSocketPath = api.DefaultSocketPath
+	// DefaultPluginConfigPath holds configuration for pre-installed plugins.
+	DefaultPluginConfigPath = "/etc/nri/conf.d"
+)
+
+// SyncFn is supplied by the runtime. It must call the SyncCB with a consistent
+// snapshot of its pods and containers, taken while no runtime operation that
+// would change that snapshot can run.
+type SyncFn func(context.Context, SyncCB) error
+
+// SyncCB hands the runtime's snapshot to the plugin being synchronized. The
+// updates the plugin asks for are applied by the adaptation through UpdateFn
+// once the runtime's locks are released, so the returned slice is always
+// empty; it stays in the signature for compatibility.
+type SyncCB func(context.Context, []*PodSandbox, []*Container) ([]*ContainerUpdate, error)
+
+// UpdateFn is supplied by the runtime to apply container updates requested by
+// plugins outside of any runtime event. It returns the updates that failed.
+type UpdateFn func(context.Context, []*ContainerUpdate) ([]*ContainerUpdate, error)
+
+// ErrWasmDisabled is kept for API compatibility: this implementation never
+// runs WASM plugins.
+var ErrWasmDisabled = errors.New("WASM support is disabled (at build time)")
+
+// Adaptation relays runtime events to NRI plugins and merges their answers.
+// The embedded mutex serializes event dispatch with the commit of newly
+// synchronized plugins; nothing holding it calls SyncFn or UpdateFn.
+type Adaptation struct {
+	sync.Mutex
+
+	name       string
+	version    string
+	nriVersion string
+	syncFn     SyncFn
+	updateFn   UpdateFn
+
+	pluginPath string
+	configPath string
+	socketPath string
+	dontListen bool
+	clientOpts []ttrpc.ClientOpts
+	serverOpts []ttrpc.ServerOpt
+	builtin    []*builtin.BuiltinPlugin
+	metrics    Metrics
+	log        Logger
+	deprecated DeprecationRecorder
+
+	// handover is set when the runtime offers api.FeatureHandover to plugins.
+	handover bool
+
+	syncGate *syncGate
+	reg      *registry
+
+	// lifecycle
+	state    sync.Mutex // guards started/stopped against concurrent Start/Stop
+	started  bool
+	stopped  bool
+	ctx      context.Context
+	cancel   context.CancelFunc
+	listener net.Listener
+	wg       sync.WaitGroup // accept loop and per-connection handlers
+}
+
+// New creates an adaptation for the runtime called name at version. syncFn and
+// updateFn are mandatory.
+func New(name, version string, syncFn SyncFn, updateFn UpdateFn, opts ...Option) (*Adaptation, error) {
+	if syncFn == nil {
+		return nil, errors.New("failed to create NRI adaptation: nil SyncFn")
+	}
+	if updateFn == nil {
+		return nil, errors.New("failed to create NRI adaptation: nil UpdateFn")
+	}
+
+	r := &Adaptation{
+		name:       name,
+		version:    version,
+		nriVersion: nriVersion(),
+		syncFn:     syncFn,
+		updateFn:   updateFn,
+		pluginPath: DefaultPluginPath,
+		configPath: DefaultPluginConfigPath,
+		socketPath: DefaultSocketPath,
+		metrics:    noopMetrics{},
+		log:        defaultLogger(),
+		syncGate:   newSyncGate(),
+		handover:   true,
+	}
+	r.reg = newRegistry(r)
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+
+	for _, o := range opts {
+		if err := o(r); err != nil {
+			r.cancel()
+			return nil, fmt.Errorf("failed to apply NRI adaptation option: %w", err)
+		}
+	}
+
+	r.log.Infof(r.ctx, "NRI runtime interface created for %s %s (NRI %s)", name, version, r.nriVersion)
+	return r, nil
+}
+
+// Start brings up builtin and pre-installed plugins, synchronizes them and
+// then starts accepting external plugin connections.
+func (r *Adaptation) Start() error {
+	r.state.Lock()
+	defer r.state.Unlock()
+	if r.stopped {
+		return errors.New("NRI adaptation already stopped")
+	}
+	if r.started {
+		return errors.New("NRI adaptation already started")
+	}
+	r.started = true
+
+	r.log.Infof(r.ctx, "NRI runtime interface starting up")
+
+	if err := r.startPlugins(); err != nil {
+		r.shutdownAll("runtime failed to start")
+		return err
+	}
+	if err := r.startListener(); err != nil {
+		r.shutdownAll("runtime failed to start")
+		return err
+	}
+	return nil
+}
+
+// Stop stops accepting plugins, tells every connected plugin that the runtime
+// is shutting down (each bounded in time) and closes them.
+func (r *Adaptation) Stop() {
+	r.state.Lock()
+	defer r.state.Unlock()
+	if r.stopped {
+		return
+	}
+	r.stopped = true
+
+	r.log.Infof(r.ctx, "NRI runtime interface shutting down")
+
+	r.cancel()
+	r.stopListener()
+	r.shutdownAll("runtime is shutting down")
+	r.wg.Wait()
+}
+
+// shutdownAll disconnects every plugin the registry knows of, in parallel,
+// and waits until each one is closed.
+func (r *Adaptation) shutdownAll(msg string) {
+	r.reg.close()
+	var done []<-chan struct{}
+	for _, p := range r.reg.tracked() {
+		done = append(done, p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, msg, nil))
+	}
+	for _, ch := range done {
+		<-ch
+	}
+}
+
+// updateContainers forwards updates requested by a plugin to the runtime.
+// Callers must not hold the adaptation's mutex.
+func (r *Adaptation) updateContainers(ctx context.Context, updates []*ContainerUpdate) ([]*ContainerUpdate, error) {
+	if len(updates) == 0 {
+		return nil, nil
+	}
+	return r.updateFn(ctx, updates)
+}
+
+// runtimeFeatures lists the protocol features offered to plugins.
+func (r *Adaptation) runtimeFeatures() []string {
+	if r.handover {
+		return []string{api.FeatureHandover}
+	}
+	return nil
+}

@@ -1,0 +1,460 @@
+package adaptation
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/builtin"
+)
+
+func TestNewRequiresCallbacks(t *testing.T) {
+	rt := newFakeRuntime()
+	if _, err := New("rt", "v1", nil, rt.update); err == nil {
+		t.Fatal("expected error for nil SyncFn")
+	}
+	if _, err := New("rt", "v1", rt.sync, nil); err == nil {
+		t.Fatal("expected error for nil UpdateFn")
+	}
+}
+
+func TestRegistrationConfigureAndEventOrder(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	rec := newRecorder()
+	var plugins []*fakePlugin
+	for _, id := range [][2]string{{"10", "b"}, {"05", "z"}, {"10", "a"}} {
+		f := newFakePlugin(id[0], id[1], rec)
+		f.connect(t, sock)
+		defer f.close()
+		receive(t, f.synced, "synchronize of "+f.id())
+		plugins = append(plugins, f)
+	}
+	waitActive(t, r, "10-b", "05-z", "10-a")
+
+	f := plugins[0]
+	f.mu.Lock()
+	cfg, reg := f.cfgReq, f.regRpl
+	f.mu.Unlock()
+	if cfg.GetRuntimeName() != "test-runtime" || cfg.GetRuntimeVersion() != "v0.0.1" {
+		t.Errorf("configure carried runtime %q %q", cfg.GetRuntimeName(), cfg.GetRuntimeVersion())
+	}
+	if cfg.GetRequestTimeout() != DefaultPluginRequestTimeout.Milliseconds() ||
+		cfg.GetRegistrationTimeout() != DefaultPluginRegistrationTimeout.Milliseconds() {
+		t.Errorf("configure carried timeouts %d/%d", cfg.GetRegistrationTimeout(), cfg.GetRequestTimeout())
+	}
+	if reg.GetNRIVersion() == "" || cfg.GetNRIVersion() == "" {
+		t.Errorf("NRI version not set in RegisterPluginResponse/ConfigureRequest")
+	}
+
+	for _, p := range r.reg.active() {
+		if p.name() == "10-b" && (p.version != "v1" || p.instance != "instance-10-b" || p.generation != 1) {
+			t.Errorf("registration identity not recorded: %q %q %d", p.version, p.instance, p.generation)
+		}
+	}
+
+	if err := r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: &PodSandbox{Id: "pod"}}); err != nil {
+		t.Fatalf("RunPodSandbox: %v", err)
+	}
+	want := []string{"05-z:RunPodSandbox", "10-a:RunPodSandbox", "10-b:RunPodSandbox"}
+	if got := rec.list(); !slices.Equal(got, want) {
+		t.Fatalf("event order %v, want %v", got, want)
+	}
+}
+
+func TestHungRegistrationDoesNotDelayOthers(t *testing.T) {
+	withTimeouts(t, time.Hour, DefaultPluginRequestTimeout)
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	// Connects and never registers.
+	hung, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+
+	f := newFakePlugin("01", "quick", nil)
+	f.connect(t, sock)
+	defer f.close()
+	receive(t, f.synced, "synchronize of the plugin registering after the hung one")
+	waitActive(t, r, "01-quick")
+}
+
+func TestInvalidRegistrationIsRejected(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	for _, c := range []struct{ idx, name, want string }{
+		{"1", "bad-index", `"1"`},
+		{"01", "bad/name", `"bad/name"`},
+	} {
+		f := newFakePlugin(c.idx, c.name, nil)
+		f.dial(t, sock)
+		err := f.register(context.Background())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("registration of %s-%s: error %v, want one naming %s", c.idx, c.name, err, c.want)
+		}
+		req := receive(t, f.shutdowns, "shutdown after rejected registration")
+		if req.GetReason() != api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED {
+			t.Errorf("shutdown reason %v, want REGISTRATION_REJECTED", req.GetReason())
+		}
+		f.close() // as a plugin whose registration failed does
+	}
+}
+
+func TestRegistrationTimeoutSendsShutdown(t *testing.T) {
+	withTimeouts(t, 50*time.Millisecond, DefaultPluginRequestTimeout)
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	f := newFakePlugin("01", "slow", nil)
+	f.dial(t, sock)
+	defer f.close()
+	req := receive(t, f.shutdowns, "shutdown after registration timeout")
+	if req.GetReason() != api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT {
+		t.Errorf("shutdown reason %v, want TIMEOUT", req.GetReason())
+	}
+}
+
+func TestSplitSynchronization(t *testing.T) {
+	rt := newFakeRuntime()
+	big := strings.Repeat("x", 2048)
+	rt.pods = []*api.PodSandbox{{Id: "pod-0"}}
+	for i := range 5000 {
+		rt.containers = append(rt.containers, &api.Container{
+			Id:           "ctr-" + strings.Repeat("0", 4) + string(rune('a'+i%26)),
+			PodSandboxId: "pod-0",
+			Annotations:  map[string]string{"big": big},
+		})
+	}
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	f := newFakePlugin("01", "sync", nil)
+	f.connect(t, sock)
+	defer f.close()
+	receive(t, f.synced, "split synchronization")
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.syncs) < 2 {
+		t.Fatalf("snapshot of ~10 MiB sent in %d message(s)", len(f.syncs))
+	}
+	pods, ctrs := 0, 0
+	for i, req := range f.syncs {
+		pods += len(req.Pods)
+		ctrs += len(req.Containers)
+		if req.More != (i < len(f.syncs)-1) {
+			t.Errorf("message %d has more=%v", i, req.More)
+		}
+	}
+	if pods != 1 || ctrs != 5000 {
+		t.Fatalf("plugin received %d pods, %d containers", pods, ctrs)
+	}
+}
+
+// blockUntilDone makes a plugin hang on event e until the request is abandoned.
+func blockUntilDone(e api.Event) func(context.Context, api.Event, any) (any, error) {
+	return func(ctx context.Context, got api.Event, _ any) (any, error) {
+		if got == e {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return nil, nil
+	}
+}
+
+func TestFailurePolicy(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		policy     *api.FailurePolicy
+		wantErr    bool
+		wantActive bool
+	}{
+		{"default: drop plugin, request proceeds", nil, false, false},
+		{"fail_request", &api.FailurePolicy{FailRequest: true}, true, false},
+		{"keep_connected", &api.FailurePolicy{KeepConnected: true}, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			withTimeouts(t, DefaultPluginRegistrationTimeout, 100*time.Millisecond)
+			rt := newFakeRuntime()
+			r, sock := startRuntime(t, rt)
+			defer r.Stop()
+
+			f := newFakePlugin("01", "slow", nil)
+			f.policy = c.policy
+			f.handle = blockUntilDone(api.Event_RUN_POD_SANDBOX)
+			f.connect(t, sock)
+			defer f.close()
+			waitActive(t, r, "01-slow")
+
+			err := r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: &PodSandbox{Id: "p"}})
+			if (err != nil) != c.wantErr {
+				t.Fatalf("RunPodSandbox error %v, want error: %v", err, c.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "01-slow") {
+				t.Errorf("error %q does not name the plugin", err)
+			}
+			if c.wantActive {
+				if len(r.reg.active()) != 1 {
+					t.Fatal("plugin with keep_connected was dropped after a timeout")
+				}
+				return
+			}
+			req := receive(t, f.shutdowns, "shutdown of timed-out plugin")
+			if req.GetReason() != api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT {
+				t.Errorf("shutdown reason %v, want TIMEOUT", req.GetReason())
+			}
+			eventually(t, func() bool { return len(r.reg.active()) == 0 }, "plugin removed")
+		})
+	}
+}
+
+func TestPluginErrorFailsRequest(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	f := newFakePlugin("01", "refuser", nil)
+	f.handle = func(_ context.Context, e api.Event, _ any) (any, error) {
+		return nil, errors.New("no such pod here")
+	}
+	f.connect(t, sock)
+	defer f.close()
+	waitActive(t, r, "01-refuser")
+
+	err := r.StopPodSandbox(context.Background(), &StopPodSandboxRequest{Pod: &PodSandbox{Id: "p"}})
+	if err == nil || !strings.Contains(err.Error(), "no such pod here") || !strings.Contains(err.Error(), "01-refuser") {
+		t.Fatalf("StopPodSandbox error %v", err)
+	}
+	if len(r.reg.active()) != 1 {
+		t.Fatal("plugin dropped for an error it returned")
+	}
+}
+
+func TestCreateContainerMergesAndConflicts(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	adjust := func(key string) func(context.Context, api.Event, any) (any, error) {
+		return func(_ context.Context, e api.Event, _ any) (any, error) {
+			if e != api.Event_CREATE_CONTAINER {
+				return nil, nil
+			}
+			return &api.CreateContainerResponse{
+				Adjust: &api.ContainerAdjustment{Annotations: map[string]string{key: "set"}},
+			}, nil
+		}
+	}
+	a := newFakePlugin("01", "a", nil)
+	a.handle = adjust("a-key")
+	b := newFakePlugin("02", "b", nil)
+	b.handle = adjust("b-key")
+	a.connect(t, sock)
+	defer a.close()
+	b.connect(t, sock)
+	defer b.close()
+	waitActive(t, r, "01-a", "02-b")
+
+	req := func() *CreateContainerRequest {
+		return &CreateContainerRequest{Pod: &PodSandbox{Id: "p"}, Container: &Container{Id: "c", PodSandboxId: "p"}}
+	}
+	rpl, err := r.CreateContainer(context.Background(), req())
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	ann := rpl.GetAdjust().GetAnnotations()
+	if ann["a-key"] != "set" || ann["b-key"] != "set" {
+		t.Fatalf("merged annotations %v", ann)
+	}
+
+	b.handle = adjust("a-key")
+	_, err = r.CreateContainer(context.Background(), req())
+	if err == nil || !strings.Contains(err.Error(), "01-a") || !strings.Contains(err.Error(), "02-b") {
+		t.Fatalf("conflict error %v does not name both plugins", err)
+	}
+}
+
+func TestUnsolicitedUpdatesReachRuntime(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	f := newFakePlugin("01", "updater", nil)
+	f.connect(t, sock)
+	defer f.close()
+	waitActive(t, r, "01-updater")
+
+	_, err := f.runtime.UpdateContainers(context.Background(), &api.UpdateContainersRequest{
+		Update: []*api.ContainerUpdate{{ContainerId: "c1"}},
+	})
+	if err != nil {
+		t.Fatalf("UpdateContainers: %v", err)
+	}
+	u := receive(t, rt.updates, "updates at the runtime")
+	if len(u) != 1 || u[0].GetContainerId() != "c1" {
+		t.Fatalf("runtime got updates %v", u)
+	}
+}
+
+func TestStopSendsRuntimeShutdown(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+
+	f := newFakePlugin("01", "p", nil)
+	f.connect(t, sock)
+	defer f.close()
+	waitActive(t, r, "01-p")
+
+	r.Stop()
+	req := receive(t, f.shutdowns, "shutdown at runtime stop")
+	if req.GetReason() != api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN {
+		t.Fatalf("shutdown reason %v", req.GetReason())
+	}
+	receive(t, f.lost, "connection closed by the runtime")
+}
+
+func TestBuiltinValidatorRejects(t *testing.T) {
+	rt := newFakeRuntime()
+	var seen *api.ValidateContainerAdjustmentRequest
+	validator := &builtin.BuiltinPlugin{
+		Index: "99", Base: "validator",
+		Handlers: builtin.BuiltinHandlers{
+			ValidateContainerAdjustment: func(_ context.Context, req *api.ValidateContainerAdjustmentRequest) error {
+				seen = req
+				if req.GetAdjust().GetAnnotations()["forbidden"] != "" {
+					return errors.New("forbidden annotation")
+				}
+				return nil
+			},
+		},
+	}
+	mutator := &builtin.BuiltinPlugin{
+		Index: "10", Base: "mutator",
+		Handlers: builtin.BuiltinHandlers{
+			CreateContainer: func(_ context.Context, req *api.CreateContainerRequest) (*api.CreateContainerResponse, error) {
+				return &api.CreateContainerResponse{
+					Adjust: &api.ContainerAdjustment{Annotations: map[string]string{req.Container.Name: "x"}},
+				}, nil
+			},
+		},
+	}
+	r, _ := startRuntime(t, rt, WithBuiltinPlugins(validator, mutator), WithDisabledExternalConnections())
+	defer r.Stop()
+
+	create := func(name string) error {
+		_, err := r.CreateContainer(context.Background(), &CreateContainerRequest{
+			Pod:       &PodSandbox{Id: "p"},
+			Container: &Container{Id: name, Name: name, PodSandboxId: "p"},
+		})
+		return err
+	}
+	if err := create("allowed"); err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if len(seen.GetPlugins()) != 2 {
+		t.Errorf("validator saw plugins %v", seen.GetPlugins())
+	}
+	err := create("forbidden")
+	if err == nil || !strings.Contains(err.Error(), "forbidden annotation") || !strings.Contains(err.Error(), "99-validator") {
+		t.Fatalf("rejection error %v", err)
+	}
+}
+
+func TestPreinstalledPluginLifecycle(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	plugins := filepath.Join(dir, "plugins")
+	if err := os.Mkdir(plugins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exe, filepath.Join(plugins, "20-launched")); err != nil {
+		t.Fatal(err)
+	}
+
+	rt := newFakeRuntime()
+	r, err := New("test-runtime", "v0.0.1", rt.sync, rt.update,
+		WithPluginPath(plugins), WithPluginConfigPath(dir), WithDisabledExternalConnections())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	active := r.reg.active()
+	if len(active) != 1 || active[0].name() != "20-launched" || active[0].kind != kindLaunched {
+		r.Stop()
+		t.Fatalf("pre-installed plugin not active after Start: %v", active)
+	}
+	if err := r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: &PodSandbox{Id: "p"}}); err != nil {
+		t.Errorf("RunPodSandbox: %v", err)
+	}
+	p := active[0]
+	r.Stop()
+	select {
+	case <-p.exited:
+	default:
+		t.Fatal("plugin process still running after Stop")
+	}
+}
+
+func TestStaleSocketReplaced(t *testing.T) {
+	sock := shortSocket(t)
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+
+	rt := newFakeRuntime()
+	r, err := New("rt", "v1", rt.sync, rt.update, WithSocketPath(sock), WithPluginPath(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatalf("Start with a stale socket: %v", err)
+	}
+	r.Stop()
+}
+
+func TestFailedSynchronizationDisconnects(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	f := newFakePlugin("01", "unsyncable", nil)
+	f.syncErr = errors.New("cannot sync")
+	f.connect(t, sock)
+	defer f.close()
+
+	req := receive(t, f.shutdowns, "shutdown after failed synchronization")
+	if req.GetReason() != api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED ||
+		!strings.Contains(req.GetMessage(), "cannot sync") {
+		t.Fatalf("shutdown %v", req)
+	}
+	receive(t, f.lost, "connection closed by the runtime")
+	if len(r.reg.active()) != 0 {
+		t.Fatal("plugin active after failed synchronization")
+	}
+}

@@ -1,0 +1,213 @@
+package adaptation
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// The event methods below hold the adaptation's lock for the whole dispatch,
+// which orders events against each other and against plugins joining.
+
+// RunPodSandbox relays the event to plugins.
+func (r *Adaptation) RunPodSandbox(ctx context.Context, req *RunPodSandboxRequest) error {
+	return r.notify(ctx, api.Event_RUN_POD_SANDBOX, req)
+}
+
+// UpdatePodSandbox relays the event to plugins.
+func (r *Adaptation) UpdatePodSandbox(ctx context.Context, req *UpdatePodSandboxRequest) (*UpdatePodSandboxResponse, error) {
+	if err := r.notify(ctx, api.Event_UPDATE_POD_SANDBOX, req); err != nil {
+		return nil, err
+	}
+	return &UpdatePodSandboxResponse{}, nil
+}
+
+// PostUpdatePodSandbox relays the event to plugins.
+func (r *Adaptation) PostUpdatePodSandbox(ctx context.Context, req *PostUpdatePodSandboxRequest) error {
+	return r.notify(ctx, api.Event_POST_UPDATE_POD_SANDBOX, req)
+}
+
+// StopPodSandbox relays the event to plugins.
+func (r *Adaptation) StopPodSandbox(ctx context.Context, req *StopPodSandboxRequest) error {
+	return r.notify(ctx, api.Event_STOP_POD_SANDBOX, req)
+}
+
+// RemovePodSandbox relays the event to plugins.
+func (r *Adaptation) RemovePodSandbox(ctx context.Context, req *RemovePodSandboxRequest) error {
+	return r.notify(ctx, api.Event_REMOVE_POD_SANDBOX, req)
+}
+
+// CreateContainer relays the event to plugins, merges their adjustments and
+// updates, and lets validator plugins accept or reject the merged result.
+func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRequest) (*CreateContainerResponse, error) {
+	r.Lock()
+	defer r.Unlock()
+
+	plugins := r.reg.active()
+	result := collectCreateContainerResult(req)
+	validate := newValidationRequest(req, plugins)
+
+	err := r.relay(ctx, plugins, api.Event_CREATE_CONTAINER, req, func(p *plugin, rpl any) error {
+		return result.apply(rpl, p.name())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.validateContainerAdjustment(ctx, plugins, validate, result)
+}
+
+// PostCreateContainer relays the event to plugins.
+func (r *Adaptation) PostCreateContainer(ctx context.Context, req *PostCreateContainerRequest) error {
+	return r.notify(ctx, api.Event_POST_CREATE_CONTAINER, req)
+}
+
+// StartContainer relays the event to plugins.
+func (r *Adaptation) StartContainer(ctx context.Context, req *StartContainerRequest) error {
+	return r.notify(ctx, api.Event_START_CONTAINER, req)
+}
+
+// PostStartContainer relays the event to plugins.
+func (r *Adaptation) PostStartContainer(ctx context.Context, req *PostStartContainerRequest) error {
+	return r.notify(ctx, api.Event_POST_START_CONTAINER, req)
+}
+
+// UpdateContainer relays the event to plugins and merges the updates they ask for.
+func (r *Adaptation) UpdateContainer(ctx context.Context, req *UpdateContainerRequest) (*UpdateContainerResponse, error) {
+	r.Lock()
+	defer r.Unlock()
+
+	result := collectUpdateContainerResult(req)
+	err := r.relay(ctx, r.reg.active(), api.Event_UPDATE_CONTAINER, req, func(p *plugin, rpl any) error {
+		return result.apply(rpl, p.name())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return result.updateContainerResponse(), nil
+}
+
+// PostUpdateContainer relays the event to plugins.
+func (r *Adaptation) PostUpdateContainer(ctx context.Context, req *PostUpdateContainerRequest) error {
+	return r.notify(ctx, api.Event_POST_UPDATE_CONTAINER, req)
+}
+
+// StopContainer relays the event to plugins and merges the updates they ask for.
+func (r *Adaptation) StopContainer(ctx context.Context, req *StopContainerRequest) (*StopContainerResponse, error) {
+	r.Lock()
+	defer r.Unlock()
+
+	result := collectStopContainerResult()
+	err := r.relay(ctx, r.reg.active(), api.Event_STOP_CONTAINER, req, func(p *plugin, rpl any) error {
+		return result.apply(rpl, p.name())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return result.stopContainerResponse(), nil
+}
+
+// RemoveContainer relays the event to plugins.
+func (r *Adaptation) RemoveContainer(ctx context.Context, req *RemoveContainerRequest) error {
+	return r.notify(ctx, api.Event_REMOVE_CONTAINER, req)
+}
+
+// notify relays an event whose responses carry nothing to merge.
+func (r *Adaptation) notify(ctx context.Context, event api.Event, req any) error {
+	r.Lock()
+	defer r.Unlock()
+	return r.relay(ctx, r.reg.active(), event, req, nil)
+}
+
+// relay sends the event to each subscribed plugin in order and hands every
+// response to merge. The caller holds the adaptation's lock.
+func (r *Adaptation) relay(ctx context.Context, plugins []*plugin, event api.Event, req any, merge func(*plugin, any) error) error {
+	spec, ok := eventTable[event]
+	if !ok {
+		return fmt.Errorf("no relay for event %s", event.PrettyName())
+	}
+	for _, p := range plugins {
+		if p.isClosed() || !p.subscribed(event) {
+			continue
+		}
+		rpl, err := p.relay(ctx, &spec, req)
+		if err != nil {
+			return err
+		}
+		if merge != nil && rpl != nil {
+			if err := merge(p, rpl); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// relay sends one event to the plugin within the request timeout and applies
+// the failure policy. A nil response with a nil error means the plugin was
+// skipped or failed in a way the policy lets the request survive.
+func (p *plugin) relay(ctx context.Context, spec *eventSpec, req any) (any, error) {
+	rctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
+	defer cancel()
+
+	op := spec.event.PrettyName()
+	start := time.Now()
+	rpl, err := p.invoke(rctx, spec, req)
+	p.recordInvocation(op, start, err)
+	if err != nil {
+		return nil, p.handleRequestError(ctx, spec.event, err)
+	}
+	if adjust, updates, evicts, ok := adjustmentsOf(rpl); ok {
+		p.r.metrics.RecordPluginAdjustments(p.name(), op, adjust, updates, evicts)
+	}
+	return rpl, nil
+}
+
+// invoke calls the event's RPC, falling back for good to StateChange once a
+// plugin turns out to predate the dedicated RPC.
+func (p *plugin) invoke(ctx context.Context, spec *eventSpec, req any) (any, error) {
+	if spec.stateChange != nil && p.usesStateChange(spec.event) {
+		_, err := p.svc.StateChange(ctx, spec.stateChange(req))
+		return nil, err
+	}
+	rpl, err := spec.call(ctx, p.svc, req)
+	if err == nil || spec.stateChange == nil || p.kind == kindBuiltin || status.Code(err) != codes.Unimplemented {
+		return rpl, err
+	}
+	p.markStateChange(ctx, spec.event)
+	_, err = p.svc.StateChange(ctx, spec.stateChange(req))
+	return nil, err
+}
+
+func (p *plugin) usesStateChange(e api.Event) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.legacy[e]
+}
+
+func (p *plugin) markStateChange(ctx context.Context, e api.Event) {
+	p.mu.Lock()
+	p.legacy[e] = true
+	first := !p.warned[e]
+	p.warned[e] = true
+	p.mu.Unlock()
+	if !first {
+		return
+	}
+	details := fmt.Sprintf("does not implement a dedicated %s RPC", e.PrettyName())
+	if p.r.deprecated != nil {
+		p.r.deprecated.PluginWarning(ctx, DeprecatedStateChange, p.name(), details)
+		return
+	}
+	p.r.log.Warnf(ctx, "plugin %s %s and relies on the deprecated StateChange; it should be rebuilt with a newer NRI",
+		p.name(), details)
+}
+
+func (p *plugin) recordInvocation(op string, start time.Time, err error) {
+	p.r.metrics.RecordPluginLatency(p.name(), op, time.Since(start))
+	p.r.metrics.RecordPluginInvocation(p.name(), op, err)
+}

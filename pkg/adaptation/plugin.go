@@ -1,0 +1,340 @@
+package adaptation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/containerd/nri/pkg/net/multiplex"
+	"github.com/containerd/ttrpc"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// pluginKind tells how a plugin reached the runtime.
+type pluginKind int
+
+const (
+	kindExternal pluginKind = iota // connected to the socket on its own
+	kindLaunched                   // pre-installed, started by us over a socketpair
+	kindBuiltin                    // in-process
+)
+
+func (k pluginKind) String() string {
+	switch k {
+	case kindExternal:
+		return "external"
+	case kindLaunched:
+		return "pre-connected"
+	case kindBuiltin:
+		return "builtin"
+	}
+	return "unknown"
+}
+
+// plugin is one connected plugin instance, from connection to close.
+type plugin struct {
+	r    *Adaptation
+	kind pluginKind
+	seq  uint64 // registration order; the last tie-breaker of dispatch order
+
+	idx  string
+	base string
+	cfg  string // configuration for pre-installed plugins
+
+	// What the plugin said about itself in RegisterPlugin.
+	nriVersion string
+	version    string
+	instance   string
+	generation uint64
+	features   []string
+
+	// What the plugin asked for in Configure.
+	events api.EventMask
+	policy *api.FailurePolicy
+
+	svc api.PluginService // ttrpc client or builtin implementation
+
+	// Transport, nil for builtin plugins.
+	mux    multiplex.Mux
+	rpcc   *ttrpc.Client
+	rpcs   *ttrpc.Server
+	rpcl   net.Listener
+	served chan struct{} // closed when the runtime service stops serving
+	pid    int
+
+	// Process of a launched plugin.
+	cmd    *exec.Cmd
+	exited chan struct{}
+
+	regC  chan error    // result of RegisterPlugin, buffered
+	lostC chan struct{} // closed when the connection is gone
+	doneC chan struct{} // closed when the plugin is fully torn down
+
+	mu           sync.Mutex
+	registered   bool
+	serveStarted bool
+	closing      bool
+	legacy       map[api.Event]bool // events relayed through StateChange
+	warned       map[api.Event]bool
+
+	lostOnce     sync.Once
+	teardownOnce sync.Once
+}
+
+func (r *Adaptation) newPlugin(kind pluginKind) *plugin {
+	return &plugin{
+		r:      r,
+		kind:   kind,
+		regC:   make(chan error, 1),
+		lostC:  make(chan struct{}),
+		doneC:  make(chan struct{}),
+		served: make(chan struct{}),
+		legacy: map[api.Event]bool{},
+		warned: map[api.Event]bool{},
+	}
+}
+
+// name is the identification used in logs, errors and conflict reports.
+func (p *plugin) name() string {
+	return p.idx + "-" + p.base
+}
+
+// qualifiedName adds how the plugin is connected and its pid.
+func (p *plugin) qualifiedName() string {
+	idx, base := p.idx, p.base
+	if idx == "" {
+		idx = "??"
+	}
+	if base == "" {
+		base = "plugin"
+	}
+	s := p.kind.String() + ":" + idx + "-" + base
+	if p.kind != kindBuiltin {
+		s += "[" + strconv.Itoa(p.pid) + "]"
+	}
+	return s
+}
+
+func (p *plugin) subscribed(e api.Event) bool {
+	return p.events.IsSet(e)
+}
+
+func (p *plugin) isValidator() bool {
+	return p.subscribed(api.Event_VALIDATE_CONTAINER_ADJUSTMENT)
+}
+
+// isClosed reports whether the plugin is being or has been disconnected.
+func (p *plugin) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closing
+}
+
+// beginClose marks the plugin closing; only the first caller gets true.
+func (p *plugin) beginClose() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return false
+	}
+	p.closing = true
+	return true
+}
+
+// connect sets up the multiplexed connection: our ttrpc client for the plugin
+// service and our ttrpc server for the runtime service share conn.
+func (p *plugin) connect(conn net.Conn) (retErr error) {
+	mux := multiplex.Multiplex(conn, multiplex.WithBlockedRead())
+	defer func() {
+		if retErr != nil {
+			mux.Close()
+		}
+	}()
+
+	pconn, err := mux.Open(multiplex.PluginServiceConn)
+	if err != nil {
+		return fmt.Errorf("failed to open plugin service connection: %w", err)
+	}
+	// Our close callback goes last so that a runtime's own WithOnClose
+	// cannot replace it: losing it would leave dead plugins registered.
+	opts := append(slices.Clone(p.r.clientOpts), ttrpc.WithOnClose(p.connectionLost))
+	rpcc := ttrpc.NewClient(pconn, opts...)
+
+	rpcs, err := ttrpc.NewServer(p.r.serverOpts...)
+	if err != nil {
+		rpcc.Close()
+		return fmt.Errorf("failed to create ttrpc server: %w", err)
+	}
+	rpcl, err := mux.Listen(multiplex.RuntimeServiceConn)
+	if err != nil {
+		rpcc.Close()
+		rpcs.Close()
+		return fmt.Errorf("failed to listen for runtime service connection: %w", err)
+	}
+	api.RegisterRuntimeService(rpcs, &runtimeService{p: p})
+
+	p.mux, p.rpcc, p.rpcs, p.rpcl = mux, rpcc, rpcs, rpcl
+	p.svc = api.NewPluginClient(rpcc)
+	if pid, err := peerPid(mux.Trunk()); err == nil {
+		p.pid = pid
+	}
+	return nil
+}
+
+// start serves the runtime service, waits for the plugin to register and
+// configures it. On failure the plugin has been disconnected, with a reason.
+func (p *plugin) start(ctx context.Context) error {
+	if p.kind != kindBuiltin {
+		p.mu.Lock()
+		p.serveStarted = true
+		p.mu.Unlock()
+		go func() {
+			defer close(p.served)
+			_ = p.rpcs.Serve(context.Background(), p.rpcl)
+		}()
+		p.mux.Unblock()
+
+		timeout := getRegistrationTimeout()
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+
+		select {
+		case err := <-p.regC:
+			if err != nil {
+				p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil)
+				return err
+			}
+		case <-p.lostC:
+			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED, "connection closed", nil)
+			return fmt.Errorf("plugin %s: connection closed before registration", p.qualifiedName())
+		case <-timer.C:
+			// Close first: a registration arriving now is then refused
+			// instead of racing with reading the plugin's name below.
+			msg := fmt.Sprintf("registration timed out after %s", timeout)
+			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT, msg, nil)
+			return fmt.Errorf("plugin %s: %s", p.qualifiedName(), msg)
+		case <-ctx.Done():
+			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, "runtime is shutting down", nil)
+			return fmt.Errorf("plugin %s: registration aborted: %w", p.qualifiedName(), ctx.Err())
+		}
+	}
+
+	if err := p.configure(ctx); err != nil {
+		reason := api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED
+		if errors.Is(err, context.DeadlineExceeded) {
+			reason = api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT
+		}
+		p.shutdown(reason, err.Error(), nil)
+		return err
+	}
+	return nil
+}
+
+// shutdown is the one way the runtime disconnects a plugin: it stops event
+// delivery at once, tells the plugin why (bounded by shutdownTimeout) and
+// closes it. It returns without waiting; the returned channel is closed when
+// the plugin is fully torn down. successor names the instance taking over,
+// for SHUTDOWN_REASON_SUPERSEDED.
+func (p *plugin) shutdown(reason api.ShutdownReason, msg string, successor *plugin) <-chan struct{} {
+	if !p.beginClose() {
+		return p.doneC
+	}
+	p.r.reg.remove(p)
+
+	req := &api.ShutdownRequest{Reason: reason, Message: msg}
+	if successor != nil {
+		req.SuccessorVersion = successor.version
+		req.SuccessorInstance = successor.instance
+		req.SuccessorGeneration = successor.generation
+	}
+	p.r.log.Infof(p.r.ctx, "disconnecting plugin %s (%s): %s", p.qualifiedName(), reason, msg)
+
+	go func() {
+		select {
+		case <-p.lostC:
+		default:
+			if p.svc == nil {
+				break // never connected: nobody to tell
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			if _, err := p.svc.Shutdown(ctx, req); err != nil {
+				p.r.log.Debugf(ctx, "plugin %s did not acknowledge shutdown: %v", p.name(), err)
+			}
+			if reason == api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED {
+				// The error reply to RegisterPlugin travels on the other
+				// service of the connection; give the plugin the chance
+				// to read it and hang up before we close.
+				select {
+				case <-p.lostC:
+				case <-ctx.Done():
+				}
+			}
+			cancel()
+		}
+		p.teardown()
+	}()
+	return p.doneC
+}
+
+// connectionLost is the ttrpc client's close callback: the plugin went away
+// (or we closed the connection ourselves).
+func (p *plugin) connectionLost() {
+	p.lostOnce.Do(func() { close(p.lostC) })
+	if !p.beginClose() {
+		return
+	}
+	p.r.log.Infof(p.r.ctx, "connection to plugin %s closed", p.qualifiedName())
+	p.r.reg.remove(p)
+	p.teardown()
+}
+
+// teardown closes the transport, stops a launched process and forgets the
+// plugin. It runs once and closes doneC when finished.
+func (p *plugin) teardown() {
+	p.teardownOnce.Do(func() {
+		if p.kind != kindBuiltin && p.mux != nil {
+			p.rpcc.Close()
+			p.rpcs.Close()
+			p.rpcl.Close()
+			p.mux.Close()
+			if p.serving() {
+				<-p.served
+			}
+		}
+		p.stopProcess()
+		p.r.reg.untrack(p)
+		close(p.doneC)
+	})
+}
+
+// serving tells whether start launched the runtime service goroutine.
+func (p *plugin) serving() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.serveStarted
+}
+
+// stopProcess waits a grace period for a launched plugin to exit after its
+// connection closed, then kills it.
+func (p *plugin) stopProcess() {
+	if p.cmd == nil || p.exited == nil {
+		return
+	}
+	timer := time.NewTimer(processGracePeriod)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return
+	case <-timer.C:
+	}
+	p.r.log.Warnf(p.r.ctx, "plugin %s did not exit, killing it", p.qualifiedName())
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}

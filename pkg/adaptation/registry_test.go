@@ -1,0 +1,71 @@
+package adaptation
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/nri-handover/nri/api"
+)
+
+func TestDispatchOrderIsTotal(t *testing.T) {
+	mk := func(idx, base string, seq uint64) *plugin { return &plugin{idx: idx, base: base, seq: seq} }
+	ps := []*plugin{mk("10", "b", 1), mk("10", "a", 5), mk("05", "z", 3), mk("10", "a", 2)}
+	slices.SortFunc(ps, dispatchOrder)
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.name()+"#"+string(rune('0'+p.seq)))
+	}
+	want := []string{"05-z#3", "10-a#2", "10-a#5", "10-b#1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+}
+
+// Without handover, instances sharing a name and index all get events, as upstream.
+func TestSameNameAndIndexDispatchInRegistrationOrder(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt, WithPluginHandover(false))
+	defer r.Stop()
+
+	rec := newRecorder()
+	first := newFakePlugin("10", "twin", rec)
+	first.connect(t, sock)
+	defer first.close()
+	receive(t, first.synced, "first twin synchronized")
+	second := newFakePlugin("10", "twin", rec)
+	second.connect(t, sock)
+	defer second.close()
+	receive(t, second.synced, "second twin synchronized")
+	eventually(t, func() bool { return len(r.reg.active()) == 2 }, "both twins active")
+
+	first.handle = func(context.Context, api.Event, any) (any, error) { rec.add("first"); return nil, nil }
+	second.handle = func(context.Context, api.Event, any) (any, error) { rec.add("second"); return nil, nil }
+	if err := r.StartContainer(context.Background(), &StartContainerRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	got := slices.DeleteFunc(rec.list(), func(s string) bool { return s != "first" && s != "second" })
+	if !slices.Equal(got, []string{"first", "second"}) {
+		t.Fatalf("twins called as %v", got)
+	}
+}
+
+func TestStopDoesNotWaitForAHeldSyncBlock(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+
+	block := r.BlockPluginSync()
+	defer block.Unblock()
+
+	f := newFakePlugin("01", "waiting", nil)
+	f.connect(t, sock) // registers; synchronization waits for the block
+	defer f.close()
+	eventually(t, func() bool { return r.syncGate.queued() == 1 }, "plugin waiting to synchronize")
+
+	stopped := make(chan struct{})
+	go func() { r.Stop(); close(stopped) }()
+	receive(t, stopped, "Stop with a sync block held")
+	if len(r.reg.active()) != 0 {
+		t.Fatal("plugin became active although its synchronization was blocked")
+	}
+}

@@ -1,0 +1,863 @@
+package adaptation
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// A result merges the responses of the plugins to one runtime event, in
+// plugin order. Each plugin sees the request as adjusted by the plugins
+// before it (the request is updated in place), every field a plugin sets is
+// claimed in owners so that two plugins setting the same field fail the
+// request, and the merged adjustment, updates and evictions become the
+// response handed back to the runtime.
+type result struct {
+	request resultRequest
+	reply   resultReply
+	updates map[string]*api.ContainerUpdate
+	owners  *api.OwningPlugins
+}
+
+type resultRequest struct {
+	create *api.CreateContainerRequest
+	update *api.UpdateContainerRequest
+}
+
+type resultReply struct {
+	adjust *api.ContainerAdjustment
+	update []*api.ContainerUpdate
+	evict  []*api.ContainerEviction
+}
+
+// collectCreateContainerResult starts merging the responses to request. The
+// request's container is filled in where empty so that adjustments can be
+// applied to it as they are collected.
+func collectCreateContainerResult(request *api.CreateContainerRequest) *result {
+	if request.Container == nil {
+		request.Container = &api.Container{}
+	}
+	c := request.Container
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	if c.Mounts == nil {
+		c.Mounts = []*api.Mount{}
+	}
+	if c.Env == nil {
+		c.Env = []string{}
+	}
+	if c.Hooks == nil {
+		c.Hooks = &api.Hooks{}
+	}
+	if c.Rlimits == nil {
+		c.Rlimits = []*api.POSIXRlimit{}
+	}
+	if c.Linux == nil {
+		c.Linux = &api.LinuxContainer{}
+	}
+	l := c.Linux
+	if l.Devices == nil {
+		l.Devices = []*api.LinuxDevice{}
+	}
+	if l.Resources == nil {
+		l.Resources = &api.LinuxResources{}
+	}
+	fillResources(l.Resources)
+	if l.Namespaces == nil {
+		l.Namespaces = []*api.LinuxNamespace{}
+	}
+	if l.NetDevices == nil {
+		l.NetDevices = map[string]*api.LinuxNetDevice{}
+	}
+	if l.Sysctl == nil {
+		l.Sysctl = map[string]string{}
+	}
+
+	return &result{
+		request: resultRequest{create: request},
+		reply: resultReply{
+			adjust: &api.ContainerAdjustment{
+				Annotations: map[string]string{},
+				Mounts:      []*api.Mount{},
+				Env:         []*api.KeyValue{},
+				Hooks:       &api.Hooks{},
+				Rlimits:     []*api.POSIXRlimit{},
+				CDIDevices:  []*api.CDIDevice{},
+				Linux: &api.LinuxContainerAdjustment{
+					Devices:    []*api.LinuxDevice{},
+					Resources:  fillResources(&api.LinuxResources{}),
+					Namespaces: []*api.LinuxNamespace{},
+					NetDevices: map[string]*api.LinuxNetDevice{},
+					Sysctl:     map[string]string{},
+				},
+			},
+		},
+		updates: map[string]*api.ContainerUpdate{},
+		owners:  api.NewOwningPlugins(),
+	}
+}
+
+// collectUpdateContainerResult starts merging the responses to request, nil
+// when there is no container being updated (StopContainer).
+func collectUpdateContainerResult(request *api.UpdateContainerRequest) *result {
+	if request != nil {
+		if request.LinuxResources == nil {
+			request.LinuxResources = &api.LinuxResources{}
+		}
+		fillResources(request.LinuxResources)
+	}
+	return &result{
+		request: resultRequest{update: request},
+		reply:   resultReply{update: []*api.ContainerUpdate{}},
+		updates: map[string]*api.ContainerUpdate{},
+		owners:  api.NewOwningPlugins(),
+	}
+}
+
+func collectStopContainerResult() *result {
+	return collectUpdateContainerResult(nil)
+}
+
+func (r *result) createContainerResponse() *api.CreateContainerResponse {
+	return &api.CreateContainerResponse{
+		Adjust: r.reply.adjust,
+		Update: r.reply.update,
+		Evict:  r.reply.evict,
+	}
+}
+
+// updateContainerResponse lists the updates of other containers first and the
+// updated container's own resources last, possibly nil if no plugin changed
+// them: runtimes take the last entry as the outcome of their request.
+func (r *result) updateContainerResponse() *api.UpdateContainerResponse {
+	var requested *api.ContainerUpdate
+	if r.request.update != nil {
+		requested = r.updates[r.request.update.GetContainer().GetId()]
+	}
+	return &api.UpdateContainerResponse{
+		Update: append(r.reply.update, requested),
+		Evict:  r.reply.evict,
+	}
+}
+
+func (r *result) stopContainerResponse() *api.StopContainerResponse {
+	return &api.StopContainerResponse{
+		Update: r.reply.update,
+	}
+}
+
+// apply merges the response of plugin into the result.
+func (r *result) apply(response interface{}, plugin string) error {
+	switch rpl := response.(type) {
+	case *api.CreateContainerResponse:
+		if rpl == nil {
+			return nil
+		}
+		if r.request.create == nil {
+			return fmt.Errorf("plugin %q: CreateContainer response to another event", plugin)
+		}
+		if err := r.adjust(rpl.Adjust, plugin); err != nil {
+			return err
+		}
+		if err := r.update(rpl.Update, plugin); err != nil {
+			return err
+		}
+		return r.evict(rpl.Evict, plugin)
+	case *api.UpdateContainerResponse:
+		if rpl == nil {
+			return nil
+		}
+		if err := r.update(rpl.Update, plugin); err != nil {
+			return err
+		}
+		return r.evict(rpl.Evict, plugin)
+	case *api.StopContainerResponse:
+		if rpl == nil {
+			return nil
+		}
+		return r.update(rpl.Update, plugin)
+	default:
+		return fmt.Errorf("plugin %q: cannot merge response of type %T", plugin, response)
+	}
+}
+
+// adjust merges one plugin's adjustment of the container being created.
+func (r *result) adjust(adj *api.ContainerAdjustment, plugin string) error {
+	if adj == nil {
+		return nil
+	}
+	steps := []func() error{
+		func() error { return r.adjustAnnotations(adj.Annotations, plugin) },
+		func() error { return r.adjustMounts(adj.Mounts, plugin) },
+		func() error { return r.adjustEnv(adj.Env, plugin) },
+		func() error { return r.adjustArgs(adj.Args, plugin) },
+		func() error { return r.adjustHooks(adj.Hooks, plugin) },
+		func() error { return r.adjustLinux(adj.Linux, plugin) },
+		func() error { return r.adjustRlimits(adj.Rlimits, plugin) },
+		func() error { return r.adjustCDIDevices(adj.CDIDevices, plugin) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *result) adjustLinux(l *api.LinuxContainerAdjustment, plugin string) error {
+	if l == nil {
+		return nil
+	}
+	steps := []func() error{
+		func() error { return r.adjustDevices(l.Devices, plugin) },
+		func() error { return r.adjustResources(l.Resources, plugin) },
+		func() error {
+			// cgroups path, OOM score, I/O priority, seccomp, scheduler, memory policy
+			return r.mergeScalars(r.createdID(), plugin, linuxFields, l,
+				r.request.create.Container.Linux, r.reply.adjust.Linux)
+		},
+		func() error { return r.adjustNamespaces(l.Namespaces, plugin) },
+		func() error { return r.adjustSysctl(l.Sysctl, plugin) },
+		func() error { return r.adjustLinuxNetDevices(l.NetDevices, plugin) },
+		func() error { return r.adjustRdt(l.Rdt, plugin) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *result) createdID() string {
+	return r.request.create.Container.Id
+}
+
+//
+// Keyed fields: entries identified by a key (annotation key, mount destination,
+// env name, ...). Each key has its own owner. A key marked for removal
+// ("-key", or the marked entry of a list) clears the key for the removing
+// plugin, overriding earlier plugins; the removal is forwarded to the runtime
+// unless the same plugin sets the key again in the same adjustment.
+//
+
+func (r *result) adjustAnnotations(annotations map[string]string, plugin string) error {
+	return mergeKeyed(r, r.createdID(), plugin, stringMapField(
+		(*api.OwningPlugins).ClaimAnnotation, (*api.OwningPlugins).ClearAnnotation),
+		mapItems(annotations),
+		mapEntries[string]{r.request.create.Container.Annotations},
+		mapEntries[string]{r.reply.adjust.Annotations})
+}
+
+func (r *result) adjustSysctl(sysctl map[string]string, plugin string) error {
+	return mergeKeyed(r, r.createdID(), plugin, stringMapField(
+		(*api.OwningPlugins).ClaimSysctl, (*api.OwningPlugins).ClearSysctl),
+		mapItems(sysctl),
+		mapEntries[string]{r.request.create.Container.Linux.Sysctl},
+		mapEntries[string]{r.reply.adjust.Linux.Sysctl})
+}
+
+func (r *result) adjustLinuxNetDevices(devices map[string]*api.LinuxNetDevice, plugin string) error {
+	return mergeKeyed(r, r.createdID(), plugin, keyedField[item[*api.LinuxNetDevice]]{
+		key:   func(i item[*api.LinuxNetDevice]) string { return i.key },
+		claim: (*api.OwningPlugins).ClaimLinuxNetDevice,
+		clear: (*api.OwningPlugins).ClearLinuxNetDevice,
+	}, mapItems(devices),
+		mapEntries[*api.LinuxNetDevice]{r.request.create.Container.Linux.NetDevices},
+		mapEntries[*api.LinuxNetDevice]{r.reply.adjust.Linux.NetDevices})
+}
+
+func (r *result) adjustMounts(mounts []*api.Mount, plugin string) error {
+	f := keyedField[*api.Mount]{
+		key:   func(m *api.Mount) string { return m.GetDestination() },
+		claim: (*api.OwningPlugins).ClaimMount,
+		clear: (*api.OwningPlugins).ClearMount,
+	}
+	c := r.request.create.Container
+	return mergeKeyed(r, r.createdID(), plugin, f, mounts,
+		&listEntries[*api.Mount]{list: &c.Mounts, key: f.key},
+		&listEntries[*api.Mount]{list: &r.reply.adjust.Mounts, key: f.key, reply: true})
+}
+
+func (r *result) adjustDevices(devices []*api.LinuxDevice, plugin string) error {
+	f := keyedField[*api.LinuxDevice]{
+		key:   func(d *api.LinuxDevice) string { return d.GetPath() },
+		claim: (*api.OwningPlugins).ClaimDevice,
+		clear: (*api.OwningPlugins).ClearDevice,
+	}
+	l := r.request.create.Container.Linux
+	return mergeKeyed(r, r.createdID(), plugin, f, devices,
+		&listEntries[*api.LinuxDevice]{list: &l.Devices, key: f.key},
+		&listEntries[*api.LinuxDevice]{list: &r.reply.adjust.Linux.Devices, key: f.key, reply: true})
+}
+
+func (r *result) adjustEnv(env []*api.KeyValue, plugin string) error {
+	f := keyedField[*api.KeyValue]{
+		key:   func(e *api.KeyValue) string { return e.GetKey() },
+		claim: (*api.OwningPlugins).ClaimEnv,
+		clear: (*api.OwningPlugins).ClearEnv,
+	}
+	return mergeKeyed(r, r.createdID(), plugin, f, env,
+		envEntries{&r.request.create.Container.Env},
+		&listEntries[*api.KeyValue]{list: &r.reply.adjust.Env, key: f.key, reply: true})
+}
+
+func (r *result) adjustRlimits(rlimits []*api.POSIXRlimit, plugin string) error {
+	f := keyedField[*api.POSIXRlimit]{
+		key:   func(l *api.POSIXRlimit) string { return l.GetType() },
+		claim: (*api.OwningPlugins).ClaimRlimit,
+	}
+	return mergeKeyed(r, r.createdID(), plugin, f, rlimits,
+		&listEntries[*api.POSIXRlimit]{list: &r.request.create.Container.Rlimits, key: f.key},
+		&listEntries[*api.POSIXRlimit]{list: &r.reply.adjust.Rlimits, key: f.key, reply: true})
+}
+
+// adjustCDIDevices only adds: CDI devices are opaque references resolved by
+// the runtime, so they are neither removable nor part of the request, but one
+// device injected by two plugins is still a conflict.
+func (r *result) adjustCDIDevices(devices []*api.CDIDevice, plugin string) error {
+	for _, d := range devices {
+		if err := r.owners.ClaimCdiDevice(r.createdID(), d.GetName(), plugin); err != nil {
+			return err
+		}
+		r.reply.adjust.CDIDevices = append(r.reply.adjust.CDIDevices, d)
+	}
+	return nil
+}
+
+// adjustNamespaces claims each namespace type, also when it is marked for
+// removal: a namespace removed by one plugin and set by another is a
+// conflict. Marked entries are forwarded as they are.
+func (r *result) adjustNamespaces(namespaces []*api.LinuxNamespace, plugin string) error {
+	l := r.request.create.Container.Linux
+	for _, n := range namespaces {
+		if n == nil {
+			continue
+		}
+		typ, marked := n.IsMarkedForRemoval()
+		if err := r.owners.ClaimNamespace(r.createdID(), typ, plugin); err != nil {
+			return err
+		}
+		l.Namespaces = slices.DeleteFunc(l.Namespaces, func(o *api.LinuxNamespace) bool {
+			return o.GetType() == typ
+		})
+		if !marked {
+			l.Namespaces = append(l.Namespaces, n)
+		}
+		r.reply.adjust.Linux.Namespaces = append(r.reply.adjust.Linux.Namespaces, n)
+	}
+	return nil
+}
+
+// adjustArgs replaces the arguments. A leading empty argument clears them
+// first, which lets a plugin override arguments set by an earlier plugin.
+func (r *result) adjustArgs(args []string, plugin string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	id := r.createdID()
+	if args[0] == "" {
+		r.owners.ClearArgs(id, plugin)
+		args = args[1:]
+	}
+	if err := r.owners.ClaimArgs(id, plugin); err != nil {
+		return err
+	}
+	r.reply.adjust.Args = slices.Clone(args)
+	r.request.create.Container.Args = slices.Clone(args)
+	return nil
+}
+
+// adjustHooks appends: OCI hooks from any number of plugins are combined, and
+// every contributing plugin is recorded as an owner.
+func (r *result) adjustHooks(hooks *api.Hooks, plugin string) error {
+	if hooks == nil {
+		return nil
+	}
+	if appendLists(hooks, r.reply.adjust.Hooks, r.request.create.Container.Hooks) {
+		return r.owners.ClaimHooks(r.createdID(), plugin)
+	}
+	return nil
+}
+
+// adjustRdt merges RDT settings. Remove resets whatever earlier plugins set
+// (the runtime is told to drop RDT unless a field is set again).
+func (r *result) adjustRdt(rdt *api.LinuxRdt, plugin string) error {
+	if rdt == nil {
+		return nil
+	}
+	id, reply := r.createdID(), r.reply.adjust.Linux
+	if reply.Rdt == nil {
+		reply.Rdt = &api.LinuxRdt{}
+	}
+	if rdt.GetRemove() {
+		r.owners.ClearRdt(id, plugin)
+		reply.Rdt = &api.LinuxRdt{Remove: true}
+	}
+	set := false
+	for _, f := range rdtFields {
+		fd := rdtDesc.Fields().ByName(f.name)
+		if !rdt.ProtoReflect().Has(fd) {
+			continue
+		}
+		if err := f.claim(r.owners, id, plugin); err != nil {
+			return err
+		}
+		reply.Rdt.ProtoReflect().Set(fd, cloneValue(rdt.ProtoReflect().Get(fd), fd))
+		set = true
+	}
+	if set {
+		reply.Rdt.Remove = false
+	}
+	return nil
+}
+
+var rdtDesc = (&api.LinuxRdt{}).ProtoReflect().Descriptor()
+
+// adjustResources merges the Linux resources of the container being created.
+func (r *result) adjustResources(res *api.LinuxResources, plugin string) error {
+	if res == nil {
+		return nil
+	}
+	id := r.createdID()
+	request := r.request.create.Container.Linux.Resources
+	reply := r.reply.adjust.Linux.Resources
+	if err := r.mergeResources(id, plugin, res, request, reply); err != nil {
+		return err
+	}
+	// Device cgroup rules accumulate without ownership, as upstream NRI does.
+	request.Devices = append(request.Devices, res.Devices...)
+	reply.Devices = append(reply.Devices, res.Devices...)
+	return nil
+}
+
+// mergeResources claims and copies every resource set in res into each of
+// targets (filled in with fillResources).
+func (r *result) mergeResources(id, plugin string, res *api.LinuxResources, targets ...*api.LinuxResources) error {
+	var mem, cpu, top []proto.Message
+	hugepages := make([]keyedEntries[*api.HugepageLimit], 0, len(targets))
+	unified := make([]keyedEntries[item[string]], 0, len(targets))
+	key := func(l *api.HugepageLimit) string { return l.GetPageSize() }
+	for _, t := range targets {
+		mem = append(mem, t.Memory)
+		cpu = append(cpu, t.Cpu)
+		top = append(top, t)
+		hugepages = append(hugepages, &listEntries[*api.HugepageLimit]{list: &t.HugepageLimits, key: key})
+		unified = append(unified, mapEntries[string]{t.Unified})
+	}
+
+	if err := r.mergeScalars(id, plugin, memoryFields, res.Memory, mem...); err != nil {
+		return err
+	}
+	if err := r.mergeScalars(id, plugin, cpuFields, res.Cpu, cpu...); err != nil {
+		return err
+	}
+	if err := mergeKeyed(r, id, plugin, keyedField[*api.HugepageLimit]{
+		key: key, claim: (*api.OwningPlugins).ClaimHugepageLimit,
+	}, res.HugepageLimits, hugepages...); err != nil {
+		return err
+	}
+	if err := mergeKeyed(r, id, plugin, stringMapField((*api.OwningPlugins).ClaimCgroupsUnified, nil),
+		mapItems(res.Unified), unified...); err != nil {
+		return err
+	}
+	return r.mergeScalars(id, plugin, resourceFields, res, top...)
+}
+
+//
+// Container updates and evictions.
+//
+
+// update merges the container updates requested by plugin. An update that
+// fails to merge (a conflict) is dropped if the plugin said its failure may
+// be ignored.
+func (r *result) update(updates []*api.ContainerUpdate, plugin string) error {
+	for _, u := range updates {
+		if u == nil {
+			continue
+		}
+		reply, err := r.getContainerUpdate(u, plugin)
+		if err != nil {
+			return err
+		}
+		if err := r.updateResources(reply, u, plugin); err != nil && !u.IgnoreFailure {
+			return err
+		}
+	}
+	return nil
+}
+
+// getContainerUpdate returns the merged update of the container u is for,
+// creating it on first use.
+func (r *result) getContainerUpdate(u *api.ContainerUpdate, plugin string) (*api.ContainerUpdate, error) {
+	id := u.ContainerId
+	if r.request.create != nil && r.request.create.GetContainer().GetId() == id {
+		return nil, fmt.Errorf("plugin %q asked update of %q during creation", plugin, id)
+	}
+
+	if update, ok := r.updates[id]; ok {
+		update.IgnoreFailure = update.IgnoreFailure && u.IgnoreFailure
+		return update, nil
+	}
+
+	update := &api.ContainerUpdate{
+		ContainerId: id,
+		Linux: &api.LinuxContainerUpdate{
+			Resources: fillResources(&api.LinuxResources{}),
+		},
+		IgnoreFailure: u.IgnoreFailure,
+	}
+	r.updates[id] = update
+
+	// The container being updated goes last, see updateContainerResponse.
+	if r.request.update == nil || r.request.update.GetContainer().GetId() != id {
+		r.reply.update = append(r.reply.update, update)
+	}
+	return update, nil
+}
+
+// updateResources merges the resources of u into reply. It works on a copy so
+// that a failed (and ignored) update leaves no partial change behind.
+func (r *result) updateResources(reply, u *api.ContainerUpdate, plugin string) error {
+	res := u.GetLinux().GetResources()
+	if res == nil {
+		return nil
+	}
+	id := u.ContainerId
+	requested := r.request.update != nil && r.request.update.GetContainer().GetId() == id
+
+	var resources *api.LinuxResources
+	if requested {
+		resources = proto.Clone(r.request.update.LinuxResources).(*api.LinuxResources)
+	} else {
+		resources = proto.Clone(reply.Linux.Resources).(*api.LinuxResources)
+	}
+	fillResources(resources)
+
+	if err := r.mergeResources(id, plugin, res, resources); err != nil {
+		return err
+	}
+
+	reply.Linux.Resources = resources
+	if requested {
+		r.request.update.LinuxResources = proto.Clone(resources).(*api.LinuxResources)
+	}
+	return nil
+}
+
+// evict collects the evictions requested by plugin; the runtime carries them
+// out. The first reason given for a container is kept.
+func (r *result) evict(evictions []*api.ContainerEviction, plugin string) error {
+	for _, e := range evictions {
+		if e == nil {
+			continue
+		}
+		id := e.GetContainerId()
+		if r.request.create != nil && r.request.create.GetContainer().GetId() == id {
+			return fmt.Errorf("plugin %q asked eviction of %q during creation", plugin, id)
+		}
+		if slices.ContainsFunc(r.reply.evict, func(o *api.ContainerEviction) bool {
+			return o.GetContainerId() == id
+		}) {
+			continue
+		}
+		r.reply.evict = append(r.reply.evict, e)
+	}
+	return nil
+}
+
+//
+// Tables of single-owner fields, merged generically by proto field name.
+//
+
+// scalarField ties a proto field to the claim guarding it.
+type scalarField struct {
+	name  protoreflect.Name
+	claim func(o *api.OwningPlugins, id, plugin string) error
+}
+
+var memoryFields = []scalarField{
+	{"limit", (*api.OwningPlugins).ClaimMemLimit},
+	{"reservation", (*api.OwningPlugins).ClaimMemReservation},
+	{"swap", (*api.OwningPlugins).ClaimMemSwapLimit},
+	{"kernel", (*api.OwningPlugins).ClaimMemKernelLimit},
+	{"kernel_tcp", (*api.OwningPlugins).ClaimMemTCPLimit},
+	{"swappiness", (*api.OwningPlugins).ClaimMemSwappiness},
+	{"disable_oom_killer", (*api.OwningPlugins).ClaimMemDisableOomKiller},
+	{"use_hierarchy", (*api.OwningPlugins).ClaimMemUseHierarchy},
+}
+
+var cpuFields = []scalarField{
+	{"shares", (*api.OwningPlugins).ClaimCPUShares},
+	{"quota", (*api.OwningPlugins).ClaimCPUQuota},
+	{"period", (*api.OwningPlugins).ClaimCPUPeriod},
+	{"realtime_runtime", (*api.OwningPlugins).ClaimCPURealtimeRuntime},
+	{"realtime_period", (*api.OwningPlugins).ClaimCPURealtimePeriod},
+	{"cpus", (*api.OwningPlugins).ClaimCPUSetCPUs},
+	{"mems", (*api.OwningPlugins).ClaimCPUSetMems},
+}
+
+// resourceFields are the single-owner fields of LinuxResources itself.
+var resourceFields = []scalarField{
+	{"blockio_class", (*api.OwningPlugins).ClaimBlockioClass},
+	{"rdt_class", (*api.OwningPlugins).ClaimRdtClass},
+	{"pids", (*api.OwningPlugins).ClaimPidsLimit},
+}
+
+// linuxFields are the single-owner fields of LinuxContainerAdjustment; the
+// request's LinuxContainer has the same names, except memory_policy, which
+// is only forwarded to the runtime.
+var linuxFields = []scalarField{
+	{"cgroups_path", (*api.OwningPlugins).ClaimCgroupsPath},
+	{"oom_score_adj", (*api.OwningPlugins).ClaimOomScoreAdj},
+	{"io_priority", (*api.OwningPlugins).ClaimIOPriority},
+	{"seccomp_policy", (*api.OwningPlugins).ClaimSeccompPolicy},
+	{"scheduler", (*api.OwningPlugins).ClaimLinuxScheduler},
+	{"memory_policy", (*api.OwningPlugins).ClaimMemoryPolicy},
+}
+
+var rdtFields = []scalarField{
+	{"clos_id", (*api.OwningPlugins).ClaimRdtClosID},
+	{"schemata", (*api.OwningPlugins).ClaimRdtSchemata},
+	{"enable_monitoring", (*api.OwningPlugins).ClaimRdtEnableMonitoring},
+}
+
+// mergeScalars claims every field of fields that is set in src (a wrapper
+// message present, or a non-empty string) and copies it into each target
+// that has a field of that name. Nil src or targets are skipped.
+func (r *result) mergeScalars(id, plugin string, fields []scalarField, src proto.Message, targets ...proto.Message) error {
+	s := src.ProtoReflect()
+	if !s.IsValid() {
+		return nil
+	}
+	for _, f := range fields {
+		fd := s.Descriptor().Fields().ByName(f.name)
+		if fd == nil {
+			panic(fmt.Sprintf("NRI result: %s has no field %q", s.Descriptor().FullName(), f.name))
+		}
+		if !s.Has(fd) {
+			continue
+		}
+		if err := f.claim(r.owners, id, plugin); err != nil {
+			return err
+		}
+		for _, t := range targets {
+			tm := t.ProtoReflect()
+			if !tm.IsValid() {
+				continue
+			}
+			if tfd := tm.Descriptor().Fields().ByName(f.name); tfd != nil {
+				tm.Set(tfd, cloneValue(s.Get(fd), fd))
+			}
+		}
+	}
+	return nil
+}
+
+// cloneValue deep-copies message values so that request and reply never share
+// a message a later plugin might change.
+func cloneValue(v protoreflect.Value, fd protoreflect.FieldDescriptor) protoreflect.Value {
+	if fd.Kind() == protoreflect.MessageKind && !fd.IsList() && !fd.IsMap() {
+		return protoreflect.ValueOfMessage(proto.Clone(v.Message().Interface()).ProtoReflect())
+	}
+	return v
+}
+
+// appendLists appends every list field of src to the same field of each
+// target, reporting whether src had anything.
+func appendLists(src proto.Message, targets ...proto.Message) bool {
+	s := src.ProtoReflect()
+	found := false
+	s.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if !fd.IsList() {
+			return true
+		}
+		for _, t := range targets {
+			dst := t.ProtoReflect().Mutable(fd).List()
+			for i := range v.List().Len() {
+				dst.Append(v.List().Get(i))
+			}
+		}
+		found = true
+		return true
+	})
+	return found
+}
+
+// fillResources makes the parts of res that merging writes into non-nil.
+func fillResources(res *api.LinuxResources) *api.LinuxResources {
+	if res.Memory == nil {
+		res.Memory = &api.LinuxMemory{}
+	}
+	if res.Cpu == nil {
+		res.Cpu = &api.LinuxCPU{}
+	}
+	if res.HugepageLimits == nil {
+		res.HugepageLimits = []*api.HugepageLimit{}
+	}
+	if res.Unified == nil {
+		res.Unified = map[string]string{}
+	}
+	return res
+}
+
+//
+// Generic merging of keyed fields.
+//
+
+// keyedField describes one keyed field: how to find an entry's key (possibly
+// with a removal marker) and the claims guarding it. A nil clear means the
+// field has no removal: keys are taken literally.
+type keyedField[T any] struct {
+	key   func(T) string
+	claim func(o *api.OwningPlugins, id, key, plugin string) error
+	clear func(o *api.OwningPlugins, id, key, plugin string)
+}
+
+// keyedEntries is a keyed collection merged into: the request being adjusted
+// or the reply being collected.
+type keyedEntries[T any] interface {
+	// put adds or replaces the entry for key.
+	put(key string, entry T)
+	// remove drops the entry for key and any removal marker for it; a reply
+	// records marker as the removal to forward.
+	remove(key string, marker *T)
+}
+
+// mergeKeyed merges the entries one plugin set for a keyed field into every
+// target: removals first, then additions and replacements.
+func mergeKeyed[T any](r *result, id, plugin string, f keyedField[T], entries []T, targets ...keyedEntries[T]) error {
+	type parsed struct {
+		key    string
+		marked bool
+		entry  T
+	}
+	list := make([]parsed, 0, len(entries))
+	set := map[string]bool{}
+	for _, e := range entries {
+		key, marked := f.key(e), false
+		if f.clear != nil {
+			key, marked = api.IsMarkedForRemoval(key)
+		}
+		list = append(list, parsed{key, marked, e})
+		if !marked {
+			set[key] = true
+		}
+	}
+
+	for _, p := range list {
+		if !p.marked {
+			continue
+		}
+		f.clear(r.owners, id, p.key, plugin)
+		for _, t := range targets {
+			if set[p.key] {
+				t.remove(p.key, nil) // set again below, the removal is implied
+			} else {
+				t.remove(p.key, &p.entry)
+			}
+		}
+	}
+	for _, p := range list {
+		if p.marked {
+			continue
+		}
+		if err := f.claim(r.owners, id, p.key, plugin); err != nil {
+			return err
+		}
+		for _, t := range targets {
+			t.put(p.key, p.entry)
+		}
+	}
+	return nil
+}
+
+// item is one entry of a map-valued field.
+type item[V any] struct {
+	key   string
+	value V
+}
+
+// mapItems lists m's entries sorted by key, so that conflicts are reported
+// deterministically.
+func mapItems[V any](m map[string]V) []item[V] {
+	items := make([]item[V], 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		items = append(items, item[V]{k, m[k]})
+	}
+	return items
+}
+
+func stringMapField(claim func(*api.OwningPlugins, string, string, string) error,
+	clear func(*api.OwningPlugins, string, string, string)) keyedField[item[string]] {
+	return keyedField[item[string]]{
+		key:   func(i item[string]) string { return i.key },
+		claim: claim,
+		clear: clear,
+	}
+}
+
+// mapEntries merges into a map; a removal is forwarded as the marked key with
+// a zero value.
+type mapEntries[V any] struct{ m map[string]V }
+
+func (e mapEntries[V]) put(key string, i item[V]) {
+	delete(e.m, api.MarkForRemoval(key))
+	e.m[key] = i.value
+}
+
+func (e mapEntries[V]) remove(key string, marker *item[V]) {
+	delete(e.m, key)
+	delete(e.m, api.MarkForRemoval(key))
+	if marker != nil {
+		var zero V
+		e.m[api.MarkForRemoval(key)] = zero
+	}
+}
+
+// listEntries merges into a list, keeping its order; replaced entries move to
+// the end. Only a reply keeps removal markers.
+type listEntries[T any] struct {
+	list  *[]T
+	key   func(T) string
+	reply bool
+}
+
+func (e *listEntries[T]) put(key string, entry T) {
+	e.remove(key, nil)
+	*e.list = append(*e.list, entry)
+}
+
+func (e *listEntries[T]) remove(key string, marker *T) {
+	*e.list = slices.DeleteFunc(*e.list, func(x T) bool {
+		return api.ClearRemovalMarker(e.key(x)) == key
+	})
+	if marker != nil && e.reply {
+		*e.list = append(*e.list, *marker)
+	}
+}
+
+// envEntries merges into the request's "KEY=value" environment.
+type envEntries struct{ env *[]string }
+
+func (e envEntries) put(key string, kv *api.KeyValue) {
+	e.remove(key, nil)
+	*e.env = append(*e.env, kv.GetKey()+"="+kv.GetValue())
+}
+
+func (e envEntries) remove(key string, _ **api.KeyValue) {
+	*e.env = slices.DeleteFunc(*e.env, func(s string) bool {
+		name, _, _ := strings.Cut(s, "=")
+		return name == key
+	})
+}

@@ -1,0 +1,104 @@
+package adaptation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// runtimeService serves the Runtime service to one plugin connection.
+type runtimeService struct {
+	p *plugin
+}
+
+var _ api.RuntimeService = (*runtimeService)(nil)
+
+// RegisterPlugin records who the plugin is. External plugins choose their
+// name and index; for pre-installed ones the runtime already set them from
+// the executable's name and ignores what the plugin says.
+func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPluginRequest) (*api.RegisterPluginResponse, error) {
+	p := s.p
+	err := p.register(req)
+	if err == nil {
+		p.r.reg.stamp(p)
+		err = p.r.reg.screen(p)
+	}
+	if err != nil {
+		p.r.log.Errorf(ctx, "rejecting plugin registration: %v", err)
+	}
+	select {
+	case p.regC <- err:
+	default:
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	nriVersion := req.GetNRIVersion()
+	if nriVersion == "" {
+		nriVersion = "unknown"
+	}
+	p.r.log.Infof(ctx, "plugin %s registered (version %q, instance %q, generation %d, NRI %s, features %v)",
+		p.qualifiedName(), req.GetPluginVersion(), req.GetInstanceId(), req.GetGeneration(), nriVersion, req.GetFeatures())
+
+	return &api.RegisterPluginResponse{
+		NRIVersion: p.r.nriVersion,
+		Features:   p.r.runtimeFeatures(),
+	}, nil
+}
+
+// register validates and records a registration request.
+func (p *plugin) register(req *api.RegisterPluginRequest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+
+	switch {
+	case p.closing:
+		return errors.New("plugin connection is closing")
+	case p.registered:
+		return fmt.Errorf("plugin %s is already registered", p.name())
+	}
+
+	if p.kind == kindExternal {
+		if err := api.CheckPluginName(req.GetPluginName()); err != nil {
+			return fmt.Errorf("plugin registered with an invalid name: %w", err)
+		}
+		if err := api.CheckPluginIndex(req.GetPluginIdx()); err != nil {
+			return fmt.Errorf("plugin %q registered with an invalid index: %w", req.GetPluginName(), err)
+		}
+		p.base = req.GetPluginName()
+		p.idx = req.GetPluginIdx()
+	}
+
+	p.registered = true
+	p.nriVersion = req.GetNRIVersion()
+	p.version = req.GetPluginVersion()
+	p.instance = req.GetInstanceId()
+	p.generation = req.GetGeneration()
+	p.features = append([]string(nil), req.GetFeatures()...)
+	return nil
+}
+
+// UpdateContainers forwards a plugin's unsolicited container updates to the
+// runtime. It runs on the connection's own goroutine, never under the
+// adaptation's lock.
+func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {
+	p := s.p
+	if err := p.r.reg.mayUpdate(p); err != nil {
+		p.r.log.Warnf(ctx, "refusing container updates from plugin %s: %v", p.name(), err)
+		return nil, err
+	}
+	if n := len(req.GetEvict()); n > 0 {
+		p.r.log.Warnf(ctx, "plugin %s requested %d unsolicited evictions, which UpdateFn cannot carry; ignoring them",
+			p.name(), n)
+	}
+
+	p.r.log.Infof(ctx, "plugin %s requested %d container updates", p.name(), len(req.GetUpdate()))
+	failed, err := p.r.updateContainers(ctx, req.GetUpdate())
+	if err != nil {
+		err = fmt.Errorf("runtime failed to apply updates from plugin %s: %w", p.name(), err)
+	}
+	return &api.UpdateContainersResponse{Failed: failed}, err
+}

@@ -1,0 +1,122 @@
+package adaptation
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// syncGate is a readers-writer lock between runtime operations (readers,
+// through BlockPluginSync) and plugin synchronization (the writer). Unlike
+// sync.RWMutex, acquiring the write side can be abandoned through a context,
+// so that Stop never waits behind a runtime that holds a block. Like
+// sync.RWMutex, a waiting writer keeps new readers out so that a stream of
+// runtime operations cannot starve plugin registration. Writers get in
+// first come, first served, so plugins are synchronized in the order they
+// finished registering.
+type syncGate struct {
+	mu      sync.Mutex
+	readers int
+	writer  bool
+	queue   []*gateTicket // writers waiting to get in, in arrival order
+	changed chan struct{} // closed and replaced whenever the state changes
+}
+
+// gateTicket is not zero-sized: pointers to zero-sized values need not differ.
+type gateTicket struct{ _ byte }
+
+func newSyncGate() *syncGate {
+	return &syncGate{changed: make(chan struct{})}
+}
+
+// broadcast wakes up all waiters; g.mu must be held.
+func (g *syncGate) broadcast() {
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+// RLock blocks until no writer holds or waits for the gate.
+func (g *syncGate) RLock() {
+	g.mu.Lock()
+	for g.writer || len(g.queue) > 0 {
+		ch := g.changed
+		g.mu.Unlock()
+		<-ch
+		g.mu.Lock()
+	}
+	g.readers++
+	g.mu.Unlock()
+}
+
+// RUnlock releases a read hold.
+func (g *syncGate) RUnlock() {
+	g.mu.Lock()
+	if g.readers <= 0 {
+		g.mu.Unlock()
+		panic("nri: RUnlock of unlocked sync gate")
+	}
+	g.readers--
+	g.broadcast()
+	g.mu.Unlock()
+}
+
+// Lock takes the gate exclusively, or gives up when ctx is done.
+func (g *syncGate) Lock(ctx context.Context) error {
+	me := &gateTicket{}
+	g.mu.Lock()
+	g.queue = append(g.queue, me)
+	for g.writer || g.readers > 0 || g.queue[0] != me {
+		ch := g.changed
+		g.mu.Unlock()
+		select {
+		case <-ch:
+			g.mu.Lock()
+		case <-ctx.Done():
+			g.mu.Lock()
+			g.queue = slices.DeleteFunc(g.queue, func(t *gateTicket) bool { return t == me })
+			g.broadcast()
+			g.mu.Unlock()
+			return ctx.Err()
+		}
+	}
+	g.queue = g.queue[1:]
+	g.writer = true
+	g.mu.Unlock()
+	return nil
+}
+
+// Unlock releases the exclusive hold.
+func (g *syncGate) Unlock() {
+	g.mu.Lock()
+	if !g.writer {
+		g.mu.Unlock()
+		panic("nri: Unlock of unlocked sync gate")
+	}
+	g.writer = false
+	g.broadcast()
+	g.mu.Unlock()
+}
+
+// PluginSyncBlock is a runtime's hold on plugin synchronization, returned by
+// BlockPluginSync.
+type PluginSyncBlock struct {
+	g *syncGate
+}
+
+// BlockPluginSync keeps plugins from being synchronized, and thus from
+// joining, until Unblock. A runtime holds it across any operation that
+// changes the state it reports through SyncFn, so that a joining plugin sees
+// either the state before or the state after the operation.
+func (r *Adaptation) BlockPluginSync() *PluginSyncBlock {
+	r.syncGate.RLock()
+	return &PluginSyncBlock{g: r.syncGate}
+}
+
+// Unblock releases the block. It may be called more than once, from one
+// goroutine.
+func (b *PluginSyncBlock) Unblock() {
+	if b != nil && b.g != nil {
+		b.g.RUnlock()
+		b.g = nil
+	}
+}

@@ -1,0 +1,116 @@
+package adaptation
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+)
+
+func (g *syncGate) queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
+}
+
+func TestSyncGateWriterWaitsForReadersAndBlocksNewOnes(t *testing.T) {
+	g := newSyncGate()
+	var (
+		mu    sync.Mutex
+		order []string
+	)
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+
+	g.RLock()
+	wrote := make(chan struct{})
+	go func() {
+		if err := g.Lock(context.Background()); err != nil {
+			t.Error(err)
+		}
+		note("writer")
+		g.Unlock()
+		close(wrote)
+	}()
+	eventually(t, func() bool { return g.queued() == 1 }, "writer queued")
+
+	read := make(chan struct{})
+	go func() {
+		g.RLock()
+		note("reader")
+		g.RUnlock()
+		close(read)
+	}()
+
+	g.RUnlock()
+	receive(t, wrote, "writer")
+	receive(t, read, "second reader")
+	if want := []string{"writer", "reader"}; !slices.Equal(order, want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+}
+
+func TestSyncGateWritersAreFIFO(t *testing.T) {
+	g := newSyncGate()
+	g.RLock()
+
+	var (
+		mu    sync.Mutex
+		order []int
+		wg    sync.WaitGroup
+	)
+	for i := range 5 {
+		wg.Go(func() {
+			if err := g.Lock(context.Background()); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			g.Unlock()
+		})
+		eventually(t, func() bool { return g.queued() == i+1 }, "writer queued")
+	}
+	g.RUnlock()
+	wg.Wait()
+	if want := []int{0, 1, 2, 3, 4}; !slices.Equal(order, want) {
+		t.Fatalf("writers got in as %v, want %v", order, want)
+	}
+}
+
+func TestSyncGateLockAbandonedByContext(t *testing.T) {
+	g := newSyncGate()
+	g.RLock()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errC := make(chan error)
+	go func() { errC <- g.Lock(ctx) }()
+	eventually(t, func() bool { return g.queued() == 1 }, "writer queued")
+	cancel()
+	if err := receive(t, errC, "abandoned Lock"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Lock returned %v", err)
+	}
+
+	// The abandoned writer must not keep readers out.
+	g.RLock()
+	g.RUnlock()
+	g.RUnlock()
+	if err := g.Lock(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	g.Unlock()
+}
+
+func TestPluginSyncBlockUnblockIsIdempotent(t *testing.T) {
+	r := &Adaptation{syncGate: newSyncGate()}
+	b := r.BlockPluginSync()
+	b.Unblock()
+	b.Unblock()
+	var nilBlock *PluginSyncBlock
+	nilBlock.Unblock()
+	if err := r.syncGate.Lock(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r.syncGate.Unlock()
+}
