@@ -1,0 +1,169 @@
+package stub
+
+import (
+	"errors"
+	"fmt"
+	stdnet "net"
+
+	"github.com/containerd/ttrpc"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// Option configures a stub in New.
+type Option func(*stub) error
+
+// WithPluginName sets the name the plugin registers with. It is the
+// plugin's identity across instances: a new instance with the same name
+// takes over from the old one.
+func WithPluginName(name string) Option {
+	return func(s *stub) error {
+		if name == "" {
+			return errors.New("empty plugin name")
+		}
+		s.name = name
+		return nil
+	}
+}
+
+// WithPluginIdx sets the two-digit index that orders the plugin among others.
+func WithPluginIdx(idx string) Option {
+	return func(s *stub) error {
+		if err := api.CheckPluginIndex(idx); err != nil {
+			return err
+		}
+		s.idx = idx
+		return nil
+	}
+}
+
+// WithSocketPath sets the runtime's NRI socket to dial.
+func WithSocketPath(path string) Option {
+	return func(s *stub) error {
+		s.socketPath = path
+		return nil
+	}
+}
+
+// WithConnection makes the first Start use conn instead of dialing.
+func WithConnection(conn stdnet.Conn) Option {
+	return func(s *stub) error {
+		s.conn = conn
+		return nil
+	}
+}
+
+// WithDialer replaces how the stub connects to the socket path.
+func WithDialer(d func(string) (stdnet.Conn, error)) Option {
+	return func(s *stub) error {
+		if d == nil {
+			return errors.New("nil dialer")
+		}
+		s.dialer = d
+		return nil
+	}
+}
+
+// WithOnClose sets a function called each time a connection to the runtime
+// ends, for whatever reason.
+func WithOnClose(onClose func()) Option {
+	return func(s *stub) error {
+		s.onClose = onClose
+		return nil
+	}
+}
+
+// WithTTRPCOptions adds ttrpc client and server options.
+func WithTTRPCOptions(clientOpts []ttrpc.ClientOpts, serverOpts []ttrpc.ServerOpt) Option {
+	return func(s *stub) error {
+		s.clientOpts = append(s.clientOpts, clientOpts...)
+		s.serverOpts = append(s.serverOpts, serverOpts...)
+		return nil
+	}
+}
+
+// WithLogger replaces the default log/slog based logger.
+func WithLogger(logger Logger) Option {
+	return func(s *stub) error {
+		if logger == nil {
+			return errors.New("nil logger")
+		}
+		s.logger = logger
+		return nil
+	}
+}
+
+// WithFailurePolicy asks the runtime to treat this plugin's timeouts and
+// transport failures as the policy says: fail the request instead of letting
+// it proceed (FailRequest) and/or stay connected after a timeout
+// (KeepConnected). Errors the plugin returns always fail the request.
+// Runtimes without failure policies ignore it.
+func WithFailurePolicy(policy *api.FailurePolicy) Option {
+	return func(s *stub) error {
+		if policy == nil {
+			return errors.New("nil failure policy")
+		}
+		s.failurePolicy = policy
+		return nil
+	}
+}
+
+// WithPluginVersion sets the plugin's own software version, reported at
+// registration for logs, metrics and an optional downgrade policy in the
+// runtime. Default: the main module's version from the build info.
+func WithPluginVersion(version string) Option {
+	return func(s *stub) error {
+		s.pluginVersion = version
+		return nil
+	}
+}
+
+// WithInstanceID sets this instance's identity. It should stay the same when
+// the container restarts but differ between pods, so that the runtime can
+// recognise a superseded instance coming back: in Kubernetes, the pod UID.
+// Default: $NRI_PLUGIN_INSTANCE_ID (see InstanceIDEnvVar).
+func WithInstanceID(id string) Option {
+	return func(s *stub) error {
+		s.instanceID = id
+		return nil
+	}
+}
+
+// WithGeneration sets the rollout generation of this instance, which only
+// grows from one rollout to the next: in Kubernetes, the DaemonSet pod's
+// pod-template-generation label. 0 means unknown.
+// Default: $NRI_PLUGIN_GENERATION (see GenerationEnvVar).
+func WithGeneration(generation uint64) Option {
+	return func(s *stub) error {
+		s.generation = generation
+		return nil
+	}
+}
+
+// WithReadyFile keeps a file at path that exists exactly while the plugin is
+// ready, for an exec readinessProbe such as `test -f path`.
+func WithReadyFile(path string) Option {
+	return func(s *stub) error {
+		if path == "" {
+			return errors.New("empty ready file path")
+		}
+		s.readyFile = path
+		return nil
+	}
+}
+
+// WithExitOnSuperseded makes Run return as soon as the runtime reports that
+// another instance took over. By default Run keeps blocking, not ready,
+// until its context is cancelled or Stop is called: a process that exits
+// would be restarted by its supervisor and come back only to be refused.
+func WithExitOnSuperseded() Option {
+	return func(s *stub) error {
+		s.exitOnSuperseded = true
+		return nil
+	}
+}
+
+// errOption names the plugin in option errors once the identity is known.
+func errOption(err error) error {
+	return fmt.Errorf("invalid stub option: %w", err)
+}

@@ -1,0 +1,193 @@
+package stub
+
+import (
+	"context"
+	"fmt"
+	stdnet "net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/containerd/ttrpc"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// Stub is the plugin's handle on its connection to the runtime.
+type Stub interface {
+	// Run starts the plugin and blocks until the connection ends, Stop is
+	// called or ctx is cancelled. After a shutdown by the runtime it returns
+	// a *ShutdownError. A superseded plugin keeps blocking, not ready, until
+	// Stop or ctx (unless WithExitOnSuperseded). Run may be called again
+	// once it has returned.
+	Run(context.Context) error
+	// Start connects, registers and waits until the runtime configured the
+	// plugin.
+	Start(context.Context) error
+	// Stop closes the connection.
+	Stop()
+	// Wait blocks until the plugin stopped, like Run does after Start.
+	Wait()
+
+	// UpdateContainers asks the runtime to apply updates outside of any
+	// event and returns the updates that failed.
+	UpdateContainers([]*api.ContainerUpdate) ([]*api.ContainerUpdate, error)
+
+	// RegistrationTimeout and RequestTimeout are the runtime's values once
+	// configured, the defaults before.
+	RegistrationTimeout() time.Duration
+	RequestTimeout() time.Duration
+
+	Logger() Logger
+
+	// RuntimeNRIVersion is the runtime's NRI library version, if known.
+	RuntimeNRIVersion() string
+	// PluginNRIVersion is the NRI library version the plugin was built with.
+	PluginNRIVersion() string
+
+	// Name is the plugin's indexed name, NN-name.
+	Name() string
+	// PluginVersion, InstanceID and Generation are what the stub registers with.
+	PluginVersion() string
+	InstanceID() string
+	Generation() uint64
+
+	// HandoverAvailable tells whether the runtime offered handover on the
+	// current connection. Without it the stub is a plain NRI plugin and
+	// readiness means "registered and synchronized".
+	HandoverAvailable() bool
+	// Role is the role the runtime last assigned (handover runtimes only).
+	Role() api.PluginRole
+	// Ready tells whether the runtime routes this plugin's events to this
+	// instance: it confirmed the instance active (handover runtimes) or
+	// synchronized it (others).
+	Ready() bool
+	// WaitReady blocks until Ready or until ctx ends.
+	WaitReady(ctx context.Context) error
+	// ReadyzHandler serves readiness for an httpGet readinessProbe.
+	ReadyzHandler() http.Handler
+}
+
+// stub implements Stub.
+type stub struct {
+	// Fixed by New.
+	plugin           Plugin
+	h                handlers
+	events           EventMask
+	name             string
+	idx              string
+	socketPath       string
+	dialer           func(string) (stdnet.Conn, error)
+	onClose          func()
+	clientOpts       []ttrpc.ClientOpts
+	serverOpts       []ttrpc.ServerOpt
+	failurePolicy    *api.FailurePolicy
+	logger           Logger
+	pluginVersion    string
+	instanceID       string
+	generation       uint64
+	readyFile        string
+	exitOnSuperseded bool
+	ready            *readiness
+
+	mu                  sync.Mutex
+	conn                stdnet.Conn // from WithConnection, used by the first Start
+	cur                 *session    // the current or last connection
+	registrationTimeout time.Duration
+	requestTimeout      time.Duration
+	runtimeNRIVersion   string
+}
+
+// New creates a stub for plugin p, which must implement at least one event
+// handler interface.
+func New(p Plugin, opts ...Option) (Stub, error) {
+	s := &stub{
+		plugin:              p,
+		socketPath:          api.DefaultSocketPath,
+		dialer:              func(path string) (stdnet.Conn, error) { return stdnet.Dial("unix", path) },
+		logger:              NewSlogLogger(nil),
+		registrationTimeout: DefaultRegistrationTimeout,
+		requestTimeout:      DefaultRequestTimeout,
+		runtimeNRIVersion:   api.UnknownVersion,
+	}
+	if err := s.identityFromEnv(); err != nil {
+		return nil, fmt.Errorf("creating NRI stub: %w", err)
+	}
+	for _, o := range opts {
+		if err := o(s); err != nil {
+			return nil, fmt.Errorf("creating NRI stub: %w", errOption(err))
+		}
+	}
+	if err := s.completeIdentity(); err != nil {
+		return nil, fmt.Errorf("creating NRI stub: %w", err)
+	}
+
+	h, events, err := setupHandlers(p)
+	if err != nil {
+		return nil, fmt.Errorf("creating NRI stub for plugin %s: %w", s.Name(), err)
+	}
+	s.h, s.events = h, events
+	s.ready = newReadiness(s.logger, s.Name(), s.readyFile, s.readyFileContent)
+
+	s.logger.Infof(context.Background(), "created plugin %s (%s, version %s, instance %q, generation %d), handles %s",
+		s.Name(), filepath.Base(os.Args[0]), s.pluginVersion, s.instanceID, s.generation, maskString(events))
+	return s, nil
+}
+
+func (s *stub) Name() string          { return s.idx + "-" + s.name }
+func (s *stub) Logger() Logger        { return s.logger }
+func (s *stub) PluginVersion() string { return s.pluginVersion }
+func (s *stub) InstanceID() string    { return s.instanceID }
+func (s *stub) Generation() uint64    { return s.generation }
+func (s *stub) PluginNRIVersion() string {
+	return libraryVersion()
+}
+
+func (s *stub) RegistrationTimeout() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.registrationTimeout
+}
+
+func (s *stub) RequestTimeout() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requestTimeout
+}
+
+func (s *stub) RuntimeNRIVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runtimeNRIVersion
+}
+
+func (s *stub) HandoverAvailable() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur != nil && s.cur.handover
+}
+
+func (s *stub) Role() api.PluginRole {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return api.PluginRole_PLUGIN_ROLE_UNSPECIFIED
+	}
+	return s.cur.role
+}
+
+func (s *stub) Ready() bool {
+	ready, _ := s.ready.get()
+	return ready
+}
+
+func (s *stub) WaitReady(ctx context.Context) error { return s.ready.wait(ctx) }
+func (s *stub) ReadyzHandler() http.Handler         { return s.ready }
+
+// readyFileContent says who is ready, for people looking at the file.
+func (s *stub) readyFileContent() string {
+	return fmt.Sprintf("plugin=%s\nversion=%s\ninstance=%s\ngeneration=%d\n",
+		s.Name(), s.pluginVersion, s.instanceID, s.generation)
+}
