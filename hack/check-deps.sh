@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# check-deps.sh
+#
+# Keeps upstream's API out of our binaries. Our api package registers the
+# protobuf names nri.pkg.api.v1alpha1.*, exactly like upstream's pkg/api, and
+# linking both into one binary panics at start-up. So:
+#   1. our packages (./api/... ./pkg/... ./plugins/...) and every other
+#      package of this module outside test/upstream/, tests included, may
+#      depend on github.com/containerd/nri only through pkg/net and
+#      pkg/net/multiplex (which carry no protobuf types);
+#   2. the upstream peers under test/upstream/ must not link our api package
+#      (directly or through any other package of ours).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+module=$(go list -m)
+upstream=github.com/containerd/nri
+allowed_re="^${upstream//./\\.}/pkg/net(/multiplex)?\$"
+
+# One line per package (and per test variant): the package, then its deps.
+listing=$(go list -e -test -f '{{.ImportPath}} {{join .Deps " "}}' ./...)
+
+status=0
+while read -r pkg deps; do
+	[[ -z "$pkg" ]] && continue
+	case "$pkg" in
+	"$module"/test/upstream/*)
+		for d in $deps; do
+			if [[ "$d" == "$module/api" || "$d" == "$module"/api/* ]]; then
+				echo "check-deps: $pkg (an upstream peer) links our API package $d" >&2
+				status=1
+			fi
+		done
+		;;
+	*)
+		for d in $deps; do
+			if [[ "$d" == "$upstream"/* && ! "$d" =~ $allowed_re ]]; then
+				echo "check-deps: $pkg depends on $d; only $upstream/pkg/net and pkg/net/multiplex are allowed" >&2
+				status=1
+			fi
+		done
+		;;
+	esac
+done <<<"$listing"
+
+# The same rule, spelled as in the task, for the library packages alone:
+# nothing of upstream's api, stub or adaptation may be linked into them.
+patterns=()
+for p in api pkg plugins; do
+	[[ -d "$p" ]] && patterns+=("./$p/...")
+done
+if ((${#patterns[@]} > 0)); then
+	if bad=$(go list -e -deps "${patterns[@]}" | grep -E "^${upstream//./\\.}/pkg/(api|stub|adaptation)(/|\$)"); then
+		echo "check-deps: our packages link upstream's API packages:" >&2
+		echo "$bad" | sed 's/^/    /' >&2
+		status=1
+	fi
+fi
+
+if ((status == 0)); then
+	echo "check-deps: no package links both our API and upstream's"
+fi
+exit "$status"
