@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/test/e2e/harness"
+	"github.com/nri-handover/nri/test/plugins/record"
+	testruntime "github.com/nri-handover/nri/test/runtime"
+)
+
+var _ = Describe("Compatibility with upstream containerd/nri v0.12.5", func() {
+	BeforeEach(func() {
+		checkLeaks()
+		withTimeouts(adaptationRegistrationTimeout, requestTimeout)
+	})
+
+	It("serves a plugin built on upstream's stub", func() {
+		rt := startRuntime()
+		pods, ctrs := seed(2, 2, 0)
+		rt.Seed(pods, ctrs)
+		rec := recordFile("upstream")
+		p, err := harness.StartProc("upstream plugin", bins.UpstreamPlugin, []string{
+			"-socket", rt.SocketPath(), "-name", "legacy", "-idx", "50", "-record", rec,
+			"-annotate", "legacy.example/seen=yes", "-memory-limit", "96000000",
+		}, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(reap, p)
+		lines := func() []record.Line { l, _ := record.Read(rec); return l }
+
+		Eventually(lines).Should(ContainElement(And(
+			HaveField("Ev", record.Synchronize), HaveField("Pods", 2), HaveField("Ctrs", 4))))
+
+		Expect(rt.RunPod(bg(), testruntime.NewPod("pod0"))).To(Succeed())
+		adjust, err := rt.CreateContainer(bg(), testruntime.NewContainer("pod0", "ctr0"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(adjust.GetAnnotations()).To(HaveKeyWithValue("legacy.example/seen", "yes"))
+		Expect(rt.Container("ctr0").Annotations).To(HaveKeyWithValue("legacy.example/seen", "yes"))
+		Expect(rt.MemoryLimit("ctr0")).To(Equal(int64(96000000)))
+		Expect(rt.StartContainer(bg(), "ctr0")).To(Succeed())
+
+		Expect(lines()).To(ContainElements(
+			And(HaveField("Ev", "RunPodSandbox"), HaveField("Pod", "pod0")),
+			And(HaveField("Ev", "CreateContainer"), HaveField("Ctr", "ctr0")),
+			And(HaveField("Ev", "StartContainer"), HaveField("Ctr", "ctr0")),
+		))
+	})
+
+	It("works as a plain plugin against a runtime on upstream's adaptation", func() {
+		dir := shortDir()
+		socket := filepath.Join(dir, "nri.sock")
+		up, err := bins.StartUpstreamRuntime(socket, 2, 2, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			Expect(up.Quit()).To(Succeed())
+		})
+
+		p := startPlugin(harness.PluginSpec{
+			Name: "modern", Idx: "10", Socket: socket, Record: recordFile("modern"),
+			Version: "2.0.0", Instance: "modern-a", Generation: 3,
+			Annotate:    map[string]string{"modern.example/seen": "yes"},
+			MemoryLimit: 48 << 20,
+		})
+		Eventually(p.Lines).Should(ContainElement(And(
+			HaveField("Ev", record.Synchronize), HaveField("Pods", 2), HaveField("Ctrs", 4))))
+
+		_, err = up.Do("run-pod", "pod0")
+		Expect(err).NotTo(HaveOccurred())
+		reply, err := up.Do("create", "pod0", "ctr0")
+		Expect(err).NotTo(HaveOccurred())
+		adjust := &api.ContainerAdjustment{}
+		Expect(protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(reply.Adjust, adjust)).To(Succeed())
+		Expect(adjust.GetAnnotations()).To(HaveKeyWithValue("modern.example/seen", "yes"))
+		Expect(adjust.GetLinux().GetResources().GetMemory().GetLimit().GetValue()).To(Equal(int64(48 << 20)))
+		_, err = up.Do("start", "ctr0")
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(p.Events()).To(Equal([]string{"RunPodSandbox:pod0", "CreateContainer:ctr0", "StartContainer:ctr0"}))
+	})
+
+	Context("with a snapshot larger than one message", func() {
+		It("splits synchronization for a plugin on upstream's stub", func() {
+			rt := startRuntime()
+			pods, ctrs := seed(100, 40, 1536)
+			rt.Seed(pods, ctrs)
+			rec := recordFile("upstream")
+			p, err := harness.StartProc("upstream plugin", bins.UpstreamPlugin, []string{
+				"-socket", rt.SocketPath(), "-name", "legacy", "-idx", "50", "-record", rec,
+				"-annotate", "legacy.example/seen=yes",
+			}, GinkgoWriter)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(reap, p)
+
+			lines := func() []record.Line { l, _ := record.Read(rec); return l }
+			Eventually(lines).Should(ContainElement(And(
+				HaveField("Ev", record.Synchronize), HaveField("Pods", 100), HaveField("Ctrs", 4000))))
+			Expect(rt.RunPod(bg(), testruntime.NewPod("pod0"))).To(Succeed())
+			adjust, err := rt.CreateContainer(bg(), testruntime.NewContainer("pod0", "ctr0"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(adjust.GetAnnotations()).To(HaveKeyWithValue("legacy.example/seen", "yes"))
+		})
+
+		It("reassembles upstream's split synchronization in our stub", func() {
+			socket := filepath.Join(shortDir(), "nri.sock")
+			up, err := bins.StartUpstreamRuntimeWith(harness.UpstreamRuntimeSpec{
+				Socket: socket, Pods: 100, CtrsPerPod: 40, Pad: 1536,
+			}, GinkgoWriter)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(func() { Expect(up.Quit()).To(Succeed()) })
+
+			p := startPlugin(harness.PluginSpec{
+				Name: "modern", Idx: "10", Socket: socket, Record: recordFile("modern"),
+				Annotate: map[string]string{"modern.example/seen": "yes"},
+			})
+			Eventually(p.Lines).Should(ContainElement(And(
+				HaveField("Ev", record.Synchronize), HaveField("Pods", 100), HaveField("Ctrs", 4000))))
+			Expect(record.Filter(p.Lines(), func(l record.Line) bool { return l.Ev == record.Synchronize })).To(HaveLen(1))
+
+			_, err = up.Do("run-pod", "pod0")
+			Expect(err).NotTo(HaveOccurred())
+			reply, err := up.Do("create", "pod0", "ctr0")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(reply.Adjust)).To(ContainSubstring("modern.example/seen"))
+		})
+	})
+
+	Context("as pre-installed plugins", func() {
+		It("launches a plugin on upstream's stub from the plugin directory", func() {
+			dir := GinkgoT().TempDir()
+			pluginDir, confDir := filepath.Join(dir, "plugins"), filepath.Join(dir, "conf")
+			rec := recordFile("upstream")
+			_, err := harness.Preinstall(pluginDir, confDir, "40-legacy", bins.UpstreamPlugin,
+				[]string{"-record", rec, "-annotate", "legacy.example/seen=yes"}, "")
+			Expect(err).NotTo(HaveOccurred())
+
+			rt := newRuntime(testruntime.WithPluginPath(pluginDir), testruntime.WithPluginConfigPath(confDir))
+			pods, ctrs := seed(1, 2, 0)
+			rt.Seed(pods, ctrs)
+			Expect(rt.Start()).To(Succeed())
+			DeferCleanup(rt.Stop)
+
+			lines := func() []record.Line { l, _ := record.Read(rec); return l }
+			Expect(lines()).To(ContainElement(And(
+				HaveField("Ev", record.Synchronize), HaveField("Name", "legacy"), HaveField("Idx", "40"),
+				HaveField("Ctrs", 2))))
+			Expect(rt.RunPod(bg(), testruntime.NewPod("pod0"))).To(Succeed())
+			adjust, err := rt.CreateContainer(bg(), testruntime.NewContainer("pod0", "ctr0"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(adjust.GetAnnotations()).To(HaveKeyWithValue("legacy.example/seen", "yes"))
+
+			pid := lines()[0].Pid
+			rt.Stop()
+			Eventually(func() bool { return harness.ProcessGone(pid) }).Should(BeTrue())
+			Expect(lines()).To(ContainElement(HaveField("Ev", record.Shutdown)),
+				"upstream's stub hears the Shutdown (and ignores its reason)")
+		})
+
+		It("is launched by upstream's adaptation from its plugin directory", func() {
+			dir := shortDir()
+			pluginDir, confDir := filepath.Join(dir, "plugins"), filepath.Join(dir, "conf")
+			rec := recordFile("modern")
+			_, err := bins.PreinstalledPlugin(pluginDir, confDir, harness.PluginSpec{
+				Name: "modern", Idx: "30", Record: rec,
+				Annotate: map[string]string{"modern.example/seen": "yes"},
+			}, "mode: preinstalled\n")
+			Expect(err).NotTo(HaveOccurred())
+
+			up, err := bins.StartUpstreamRuntimeWith(harness.UpstreamRuntimeSpec{
+				Socket: filepath.Join(dir, "nri.sock"), Pods: 1, CtrsPerPod: 2,
+				PluginDir: pluginDir, ConfDir: confDir,
+			}, GinkgoWriter)
+			Expect(err).NotTo(HaveOccurred())
+			quit := func() { Expect(up.Quit()).To(Succeed()) }
+			DeferCleanup(quit)
+
+			lines := func() []record.Line { l, _ := record.Read(rec); return l }
+			Expect(lines()).To(ContainElements(
+				And(HaveField("Ev", record.Configure), HaveField("Name", "modern"), HaveField("Idx", "30"),
+					HaveField("Config", "mode: preinstalled\n")),
+				And(HaveField("Ev", record.Synchronize), HaveField("Pods", 1), HaveField("Ctrs", 2)),
+			))
+			_, err = up.Do("run-pod", "pod0")
+			Expect(err).NotTo(HaveOccurred())
+			reply, err := up.Do("create", "pod0", "ctr0")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(reply.Adjust)).To(ContainSubstring("modern.example/seen"))
+		})
+	})
+})

@@ -1,0 +1,194 @@
+package testruntime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation"
+)
+
+// Runtime is an in-memory container runtime driving an NRI adaptation.
+type Runtime struct {
+	// opMu serializes operations so the record's order is the dispatch order.
+	opMu sync.Mutex
+	// mu guards the in-memory state and the record. It is never held while
+	// calling into the adaptation: plugins may call back (UpdateContainers)
+	// while an event is in flight.
+	mu sync.Mutex
+
+	cfg      config
+	nri      *adaptation.Adaptation
+	stopOnce sync.Once
+
+	pods        map[string]*api.PodSandbox
+	stoppedPods map[string]bool
+	ctrs        map[string]*api.Container
+
+	seq         uint64
+	record      []Event
+	unsolicited []*api.ContainerUpdate
+	evictions   []*api.ContainerEviction
+	syncs       int
+}
+
+type config struct {
+	name, version string
+	dir           string
+	ownsDir       bool
+	socket        string
+	pluginPath    string
+	configPath    string
+	noListen      bool
+	extra         []adaptation.Option
+}
+
+// Option configures a Runtime.
+type Option func(*config)
+
+// WithName sets the runtime name and version reported to plugins.
+func WithName(name, version string) Option {
+	return func(c *config) { c.name, c.version = name, version }
+}
+
+// WithDir places the socket in dir instead of a fresh short temp directory.
+func WithDir(dir string) Option {
+	return func(c *config) { c.dir = dir }
+}
+
+// WithSocketPath overrides the socket path (default: <dir>/nri.sock).
+func WithSocketPath(path string) Option {
+	return func(c *config) { c.socket = path }
+}
+
+// WithPluginPath enables pre-installed plugins from dir.
+func WithPluginPath(dir string) Option {
+	return func(c *config) { c.pluginPath = dir }
+}
+
+// WithPluginConfigPath sets the drop-in directory for pre-installed plugins.
+func WithPluginConfigPath(dir string) Option {
+	return func(c *config) { c.configPath = dir }
+}
+
+// WithoutListener disables external connections.
+func WithoutListener() Option {
+	return func(c *config) { c.noListen = true }
+}
+
+// WithAdaptationOptions passes extra options to adaptation.New.
+func WithAdaptationOptions(opts ...adaptation.Option) Option {
+	return func(c *config) { c.extra = append(c.extra, opts...) }
+}
+
+// New creates a runtime and its adaptation; Start starts the adaptation.
+func New(opts ...Option) (*Runtime, error) {
+	r := &Runtime{
+		cfg:         config{name: "test-runtime", version: "0.0.1"},
+		pods:        map[string]*api.PodSandbox{},
+		stoppedPods: map[string]bool{},
+		ctrs:        map[string]*api.Container{},
+	}
+	for _, o := range opts {
+		o(&r.cfg)
+	}
+	if r.cfg.dir == "" {
+		// Unix socket paths must stay below 108 bytes: use a short /tmp path
+		// rather than the (possibly long) test temp directory.
+		dir, err := os.MkdirTemp("/tmp", "nrirt")
+		if err != nil {
+			return nil, fmt.Errorf("create runtime dir: %w", err)
+		}
+		r.cfg.dir, r.cfg.ownsDir = dir, true
+	}
+	if r.cfg.socket == "" {
+		r.cfg.socket = filepath.Join(r.cfg.dir, "nri.sock")
+	}
+
+	aopts := []adaptation.Option{adaptation.WithSocketPath(r.cfg.socket)}
+	// Never pick up plugins from the host's default directories.
+	pluginPath := r.cfg.pluginPath
+	if pluginPath == "" {
+		pluginPath = filepath.Join(r.cfg.dir, "no-plugins")
+	}
+	aopts = append(aopts, adaptation.WithPluginPath(pluginPath))
+	configPath := r.cfg.configPath
+	if configPath == "" {
+		configPath = filepath.Join(r.cfg.dir, "no-conf")
+	}
+	aopts = append(aopts, adaptation.WithPluginConfigPath(configPath))
+	if r.cfg.noListen {
+		aopts = append(aopts, adaptation.WithDisabledExternalConnections())
+	}
+	aopts = append(aopts, r.cfg.extra...)
+
+	nri, err := adaptation.New(r.cfg.name, r.cfg.version, r.syncPlugin, r.updateFromPlugin, aopts...)
+	if err != nil {
+		r.cleanup()
+		return nil, fmt.Errorf("create adaptation: %w", err)
+	}
+	r.nri = nri
+	return r, nil
+}
+
+// Start starts the adaptation: pre-installed plugins are launched and
+// synchronized, and the socket starts accepting plugins.
+func (r *Runtime) Start() error {
+	if err := r.nri.Start(); err != nil {
+		return fmt.Errorf("start adaptation: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the adaptation and removes the runtime's temp directory. Only
+// the first call does anything.
+func (r *Runtime) Stop() {
+	r.stopOnce.Do(func() {
+		r.nri.Stop()
+		r.cleanup()
+	})
+}
+
+func (r *Runtime) cleanup() {
+	if r.cfg.ownsDir {
+		_ = os.RemoveAll(r.cfg.dir)
+	}
+}
+
+// Adaptation exposes the underlying adaptation.
+func (r *Runtime) Adaptation() *adaptation.Adaptation { return r.nri }
+
+// SocketPath is where external plugins connect.
+func (r *Runtime) SocketPath() string { return r.cfg.socket }
+
+// Dir is the runtime's directory (holds the socket).
+func (r *Runtime) Dir() string { return r.cfg.dir }
+
+// syncPlugin is the adaptation's SyncFn: it hands the plugin a snapshot of
+// the state and applies the updates the plugin asked for.
+func (r *Runtime) syncPlugin(ctx context.Context, cb adaptation.SyncCB) error {
+	pods, ctrs := r.Snapshot()
+	updates, err := cb(ctx, pods, ctrs)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.syncs++
+	r.applyUpdatesLocked(updates)
+	return nil
+}
+
+// updateFromPlugin is the adaptation's UpdateFn for unsolicited updates.
+func (r *Runtime) updateFromPlugin(_ context.Context, updates []*api.ContainerUpdate) ([]*api.ContainerUpdate, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	failed := r.applyUpdatesLocked(updates)
+	for _, u := range updates {
+		r.unsolicited = append(r.unsolicited, cloneUpdate(u))
+	}
+	return failed, nil
+}
