@@ -375,11 +375,14 @@ func (g *registry) vacate(p *plugin) (reactivate *plugin) {
 // reactivate makes a standby active again after its successor went away. It
 // synchronizes it fully with runtime operations blocked, so that no event
 // passes between the successor's loss and the standby's return.
-func (g *registry) reactivate(p, lost *plugin) {
+//
+// The caller enqueued ticket on the sync gate when it noticed the loss, so no
+// runtime operation starts between the loss and the re-synchronization.
+func (g *registry) reactivate(p, lost *plugin, ticket *gateTicket) {
 	r := g.r
 	ctx := r.ctx
 	start := time.Now()
-	if err := r.syncGate.Lock(ctx); err != nil {
+	if err := r.syncGate.lockTicket(ctx, ticket); err != nil {
 		return
 	}
 	waitStart := time.Now()

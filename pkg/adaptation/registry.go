@@ -98,10 +98,11 @@ func (g *registry) remove(p *plugin) {
 	g.mu.Lock()
 	if g.r.handover {
 		if standby := g.vacate(p); standby != nil {
+			ticket := g.r.syncGate.enqueue()
 			g.r.wg.Add(1)
 			go func() {
 				defer g.r.wg.Done()
-				g.reactivate(standby, p)
+				g.reactivate(standby, p, ticket)
 			}()
 		}
 	}

@@ -62,9 +62,23 @@ func (g *syncGate) RUnlock() {
 
 // Lock takes the gate exclusively, or gives up when ctx is done.
 func (g *syncGate) Lock(ctx context.Context) error {
+	return g.lockTicket(ctx, g.enqueue())
+}
+
+// enqueue reserves a place among the writers without waiting: from now on no
+// new reader gets in before this writer. lockTicket then waits for its turn.
+func (g *syncGate) enqueue() *gateTicket {
 	me := &gateTicket{}
 	g.mu.Lock()
 	g.queue = append(g.queue, me)
+	g.mu.Unlock()
+	return me
+}
+
+// lockTicket takes the gate exclusively for an enqueued writer, or gives up
+// (and leaves the queue) when ctx is done.
+func (g *syncGate) lockTicket(ctx context.Context, me *gateTicket) error {
+	g.mu.Lock()
 	for g.writer || g.readers > 0 || g.queue[0] != me {
 		ch := g.changed
 		g.mu.Unlock()
