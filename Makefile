@@ -2,7 +2,7 @@
 #
 #   make test       everything CI runs: vet, verify-generate, check-wire,
 #                   check-deps and the Go tests (with the race detector)
-#   make demo       build everything and run a smoke test
+#   make demo       build everything and show a plugin rollout with and without handover
 #   make generate   regenerate api/ from proto/
 GO      ?= go
 BIN     := $(CURDIR)/.bin
@@ -92,10 +92,11 @@ bench:
 soak:
 	@echo "soak: no soak test yet"
 
-# demo builds everything and runs the wire-compatibility smoke test against a
-# peer built from upstream containerd/nri v0.12.5.
+# demo builds everything and rolls the example plugin (examples/annotator) out
+# and back on an in-memory runtime that keeps creating containers: first as
+# upstream NRI behaves (both instances get every event), then with handover.
 demo: build
-	$(GO) test -count=1 -v ./test/wire
+	$(GO) run ./cmd/handover-demo
 
 FORCE:
 

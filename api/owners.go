@@ -151,12 +151,18 @@ func (f *FieldOwners) IsCompoundConflict(field int32, key, plugin string) error 
 	return f.conflictWith(field, plugin, owner, key)
 }
 
+// conflictWith decides whether plugin may set a field owner already holds.
+// Only the plugin that cleared a field may set it again. A field set twice is
+// a conflict even when both claims carry the same name: that is two
+// instances of one plugin acting on the same container, as upstream reports.
 func (f *FieldOwners) conflictWith(field int32, plugin, owner string, key ...string) error {
-	// A cleared field still belongs to the plugin that cleared it.
-	if other, _ := clearer(owner); other != plugin {
-		return f.Conflict(field, plugin, other, key...)
+	if other, cleared := clearer(owner); cleared {
+		if other == plugin {
+			return nil
+		}
+		owner = other
 	}
-	return nil
+	return f.Conflict(field, plugin, owner, key...)
 }
 
 func (f *FieldOwners) claimSimple(field Field, plugin string) error {

@@ -22,8 +22,9 @@ func TestExclusiveFieldConflicts(t *testing.T) {
 
 	mustClaim(t, o.ClaimMemLimit("ctr0", "a"))
 	mustClaim(t, o.ClaimMemLimit("ctr1", "b")) // another container is independent
-	mustClaim(t, o.ClaimMemLimit("ctr0", "a")) // re-claiming one's own field is fine
 	mustClaim(t, o.ClaimCPUShares("ctr0", "b"))
+	// Two claims under one name are two instances of a plugin: a conflict.
+	wantConflict(t, o.ClaimMemLimit("ctr0", "a"), `plugins "a" and "a" both tried to set memory limit`)
 
 	err := o.ClaimMemLimit("ctr0", "b")
 	wantConflict(t, err, `plugins "b" and "a" both tried to set memory limit`)
@@ -124,9 +125,13 @@ func TestNamespaceOwners(t *testing.T) {
 func TestConflictHelpers(t *testing.T) {
 	f := NewFieldOwners()
 	mustClaim(t, f.ClaimSysctl("net.ipv4.ip_forward", "a"))
+	wantConflict(t, f.IsCompoundConflict(Field_Sysctl.Key(), "net.ipv4.ip_forward", "a"),
+		`plugins "a" and "a" both tried to set sysctl "net.ipv4.ip_forward"`)
+	f.ClearSysctl("net.ipv4.ip_forward", "a")
 	if err := f.IsCompoundConflict(Field_Sysctl.Key(), "net.ipv4.ip_forward", "a"); err != nil {
-		t.Fatalf("own key reported as conflict: %v", err)
+		t.Fatalf("the clearer may set its key again: %v", err)
 	}
+	f.ClearSysctl("net.ipv4.ip_forward", "a")
 	wantConflict(t, f.IsCompoundConflict(Field_Sysctl.Key(), "net.ipv4.ip_forward", "b"),
 		`plugins "b" and "a" both tried to set sysctl "net.ipv4.ip_forward"`)
 	if err := f.IsSimpleConflict(Field_CgroupsPath.Key(), "b"); err != nil {
