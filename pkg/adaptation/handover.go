@@ -281,13 +281,13 @@ func (g *registry) commitHandover(p *plugin) (old, retiredStandby *plugin, err e
 		return nil, nil, fmt.Errorf("plugin %s was displaced by a newer instance", p.name())
 	}
 	old, s.active, s.candidate = s.active, p, nil
+	if s.standby != nil { // a standby from an earlier switch, possibly being reactivated
+		retiredStandby, s.standby = s.standby, nil
+		s.stopGrace()
+	}
 	if old != nil {
 		if old.instance != "" {
 			s.retired[old.instance] = p
-		}
-		if s.standby != nil {
-			retiredStandby, s.standby = s.standby, nil
-			s.stopGrace()
 		}
 		if g.policy.grace > 0 && old.capable() {
 			s.standby = old
@@ -304,7 +304,7 @@ func (g *registry) commitHandover(p *plugin) (old, retiredStandby *plugin, err e
 // keeps state on the host hands it over cleanly.
 func (g *registry) afterSwitch(ctx context.Context, p, old, retiredStandby *plugin) {
 	if retiredStandby != nil {
-		retiredStandby.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "superseded twice", p)
+		retiredStandby.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance took over while this one stood by", p)
 	}
 	if old != nil {
 		g.r.log.Infof(ctx, "plugin %s superseded by %s", old.describe(), p.describe())
