@@ -31,6 +31,7 @@ package adaptation
 //     and the active instance at its commit.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -213,6 +214,7 @@ func (g *registry) admitHandover(ctx context.Context, p *plugin) error {
 	if p.capable() {
 		if base, err = g.snapshot(ctx); err == nil {
 			updates, err = p.synchronize(ctx, base.pods, base.ctrs, takeover)
+			base.encode()
 		}
 		if err != nil {
 			return g.failCandidate(p, start, err)
@@ -252,14 +254,17 @@ func (g *registry) admitHandover(ctx context.Context, p *plugin) error {
 // capable plugin gets what changed since its phase 1 snapshot, a legacy one
 // the full snapshot, as upstream does.
 func (g *registry) catchUp(ctx context.Context, p *plugin, base *snapshot, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
-	now, err := g.snapshot(ctx)
+	if base == nil {
+		now, err := g.snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return p.synchronize(ctx, now.pods, now.ctrs, takeover)
+	}
+	d, err := g.changesSince(ctx, base)
 	if err != nil {
 		return nil, err
 	}
-	if base == nil {
-		return p.synchronize(ctx, now.pods, now.ctrs, takeover)
-	}
-	d := base.diff(now)
 	if d.empty() {
 		return nil, nil
 	}
@@ -490,27 +495,99 @@ func (p *plugin) roleChange(ctx context.Context, role api.PluginRole, peer *plug
 	}
 }
 
-// snapshot is the runtime's state as SyncFn reports it.
+// snapshot is the runtime's state as SyncFn reports it, with each object's
+// encoding so that a later state can be compared with it cheaply: the
+// comparison runs while runtime operations wait, the encoding does not.
 type snapshot struct {
 	pods []*api.PodSandbox
 	ctrs []*api.Container
+	enc  map[string][]byte // kind + "/" + id -> deterministic encoding
 }
+
+var deterministic = proto.MarshalOptions{Deterministic: true}
 
 // snapshot asks the runtime for its pods and containers without synchronizing
 // anyone: the callback only copies what it is handed.
 func (g *registry) snapshot(ctx context.Context) (*snapshot, error) {
 	var s *snapshot
-	err := g.r.syncFn(ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
 		s = &snapshot{pods: clones(pods), ctrs: clones(ctrs)}
+	})
+	return s, err
+}
+
+// encode records the encodings a later changesSince compares against.
+func (s *snapshot) encode() {
+	s.enc = make(map[string][]byte, len(s.pods)+len(s.ctrs))
+	for _, p := range s.pods {
+		s.enc["pod/"+p.GetId()], _ = deterministic.Marshal(p)
+	}
+	for _, c := range s.ctrs {
+		s.enc["ctr/"+c.GetId()], _ = deterministic.Marshal(c)
+	}
+}
+
+// changesSince reports what differs in the runtime's current state from
+// base, copying only the objects that changed.
+func (g *registry) changesSince(ctx context.Context, base *snapshot) (*delta, error) {
+	d := &delta{}
+	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
+		seen := make(map[string]bool, len(pods)+len(ctrs))
+		d.pods = changed(base.enc, "pod/", pods, seen)
+		d.ctrs = changed(base.enc, "ctr/", ctrs, seen)
+		for key := range base.enc {
+			if seen[key] {
+				continue
+			}
+			if id, ok := strings.CutPrefix(key, "pod/"); ok {
+				d.removedPods = append(d.removedPods, id)
+			} else {
+				d.removedCtrs = append(d.removedCtrs, strings.TrimPrefix(key, "ctr/"))
+			}
+		}
+		slices.Sort(d.removedPods)
+		slices.Sort(d.removedCtrs)
+	})
+	return d, err
+}
+
+// runtimeState calls SyncFn and hands the runtime's state to use, which must
+// not keep references to it.
+func (g *registry) runtimeState(ctx context.Context, use func([]*api.PodSandbox, []*api.Container)) error {
+	called := false
+	err := g.r.syncFn(ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+		called = true
+		use(pods, ctrs)
 		return nil, nil
 	})
-	if err == nil && s == nil {
+	if err == nil && !called {
 		err = fmt.Errorf("runtime returned no snapshot")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to take the runtime's snapshot: %w", err)
+		return fmt.Errorf("failed to take the runtime's snapshot: %w", err)
 	}
-	return s, nil
+	return nil
+}
+
+type identified interface {
+	proto.Message
+	GetId() string
+}
+
+// changed returns copies of the objects whose encoding differs from enc (or
+// that enc lacks) and marks every object seen.
+func changed[T identified](enc map[string][]byte, kind string, now []T, seen map[string]bool) []T {
+	var out []T
+	for _, o := range now {
+		key := kind + o.GetId()
+		seen[key] = true
+		b, err := deterministic.Marshal(o)
+		if prev, ok := enc[key]; ok && err == nil && bytes.Equal(prev, b) {
+			continue
+		}
+		out = append(out, proto.Clone(o).(T))
+	}
+	return out
 }
 
 func clones[T proto.Message](in []T) []T {
@@ -521,7 +598,7 @@ func clones[T proto.Message](in []T) []T {
 	return out
 }
 
-// delta is what changed between two snapshots.
+// delta is what changed between two states of the runtime.
 type delta struct {
 	pods        []*api.PodSandbox
 	ctrs        []*api.Container
@@ -531,39 +608,6 @@ type delta struct {
 
 func (d *delta) empty() bool {
 	return len(d.pods)+len(d.ctrs)+len(d.removedPods)+len(d.removedCtrs) == 0
-}
-
-func (s *snapshot) diff(now *snapshot) *delta {
-	d := &delta{}
-	d.pods, d.removedPods = diffByID(s.pods, now.pods)
-	d.ctrs, d.removedCtrs = diffByID(s.ctrs, now.ctrs)
-	return d
-}
-
-type identified interface {
-	proto.Message
-	GetId() string
-}
-
-// diffByID returns the objects of now that are new or differ from before, and
-// the IDs of before that now lacks, in a deterministic order.
-func diffByID[T identified](before, now []T) (changed []T, removed []string) {
-	old := make(map[string]T, len(before))
-	for _, o := range before {
-		old[o.GetId()] = o
-	}
-	for _, o := range now {
-		prev, ok := old[o.GetId()]
-		if !ok || !proto.Equal(prev, o) {
-			changed = append(changed, o)
-		}
-		delete(old, o.GetId())
-	}
-	for id := range old {
-		removed = append(removed, id)
-	}
-	slices.Sort(removed)
-	return changed, removed
 }
 
 // versionLess compares dotted numeric versions ("v1.2.3", "1.10"); versions

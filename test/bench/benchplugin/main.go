@@ -1,0 +1,117 @@
+// Command benchplugin is the benchmark plugin on our stub: it marks every
+// container it creates with its instance and spends -sync-delay in a full
+// Synchronize round, standing for a plugin's reconciliation. A delta round
+// costs the same per object as the full round did (or the whole delay with
+// -delta-cost full, a plugin that ignores SyncInfo.Delta).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/stub"
+	"github.com/nri-handover/nri/test/bench/loadgen"
+)
+
+type benchPlugin struct {
+	name, instance string
+	delay          time.Duration
+	deltaFull      bool
+	emit           *loadgen.Emitter
+
+	mu   sync.Mutex
+	full int // objects in the last full round
+}
+
+func (p *benchPlugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	info, _ := stub.SyncInfoFrom(ctx)
+	delta := info != nil && info.Delta
+	n := len(pods) + len(ctrs)
+	cost := p.delay
+	p.mu.Lock()
+	if delta {
+		n += len(info.RemovedPods) + len(info.RemovedContainers)
+		if !p.deltaFull {
+			cost = loadgen.SyncCost(p.delay, n, p.full)
+		}
+	} else {
+		p.full = n
+	}
+	p.mu.Unlock()
+
+	p.emit.Emit(loadgen.PluginEvent{Ev: "sync", Objects: n, Delta: delta})
+	if err := sleep(ctx, cost); err != nil {
+		return nil, err
+	}
+	if !delta {
+		p.emit.Emit(loadgen.PluginEvent{Ev: "synced", Objects: n})
+	}
+	return nil, nil
+}
+
+func (p *benchPlugin) RoleChange(_ context.Context, req *api.RoleChangeRequest) error {
+	if req.GetRole() == api.PluginRole_PLUGIN_ROLE_ACTIVE {
+		p.emit.Emit(loadgen.PluginEvent{Ev: "active"})
+	}
+	return nil
+}
+
+func (p *benchPlugin) CreateContainer(_ context.Context, _ *api.PodSandbox, _ *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	adj := &api.ContainerAdjustment{}
+	adj.AddAnnotation(loadgen.MarkKey(p.name), p.instance)
+	return adj, nil, nil
+}
+
+func (p *benchPlugin) Shutdown(context.Context) {
+	p.emit.Emit(loadgen.PluginEvent{Ev: "shutdown"})
+}
+
+func main() {
+	fs := flag.NewFlagSet("benchplugin", flag.ExitOnError)
+	var (
+		socket     = fs.String("socket", "", "NRI socket")
+		name       = fs.String("name", "bench", "plugin name")
+		idx        = fs.String("idx", "10", "plugin index")
+		instance   = fs.String("instance", "ours", "instance id, also the mark's value")
+		version    = fs.String("plugin-version", "v1", "plugin version")
+		generation = fs.Uint64("generation", 0, "rollout generation")
+		delay      = fs.Duration("sync-delay", 0, "time a full Synchronize takes")
+		deltaCost  = fs.String("delta-cost", "proportional", "cost of a delta round: proportional or full")
+	)
+	_ = fs.Parse(os.Args[1:])
+
+	p := &benchPlugin{name: *name, instance: *instance, delay: *delay, deltaFull: *deltaCost == "full",
+		emit: loadgen.NewEmitter(*instance)}
+	logger := stub.NewSlogLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	st, err := stub.New(p,
+		stub.WithPluginName(*name), stub.WithPluginIdx(*idx), stub.WithSocketPath(*socket),
+		stub.WithInstanceID(*instance), stub.WithPluginVersion(*version), stub.WithGeneration(*generation),
+		stub.WithLogger(logger),
+	)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	p.emit.Emit(loadgen.PluginEvent{Ev: "start"})
+	if err := st.Run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

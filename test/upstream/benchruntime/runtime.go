@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	nri "github.com/containerd/nri/pkg/adaptation"
+
+	"github.com/nri-handover/nri/test/bench/loadgen"
+)
+
+// runtime holds pods and containers and upstream's adaptation; it mirrors
+// test/bench/ournri line for line.
+type runtime struct {
+	nri *nri.Adaptation
+	dir string
+
+	mu   sync.Mutex
+	pods map[string]*nri.PodSandbox
+	ctrs map[string]*nri.Container
+	pod  *nri.PodSandbox
+}
+
+var _ loadgen.Factory = newRuntime
+
+func newRuntime(socket string, containers int) (loadgen.Harness, error) {
+	r := &runtime{pods: map[string]*nri.PodSandbox{}, ctrs: map[string]*nri.Container{}}
+	seed(containers, func(p *nri.PodSandbox) { r.pods[p.Id] = p }, func(c *nri.Container) { r.ctrs[c.Id] = c })
+	r.pod = newPod("bench-ops")
+	r.pods[r.pod.Id] = r.pod
+
+	dir, err := os.MkdirTemp("", "nribench-upstream")
+	if err != nil {
+		return nil, err
+	}
+	r.dir = dir
+	r.nri, err = nri.New("bench-runtime", "v0.0.0", r.sync, r.update,
+		nri.WithSocketPath(socket),
+		nri.WithPluginPath(filepath.Join(dir, "plugins")),
+		nri.WithPluginConfigPath(filepath.Join(dir, "conf")),
+	)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *runtime) Start() error { return r.nri.Start() }
+
+func (r *runtime) Stop() {
+	r.nri.Stop()
+	os.RemoveAll(r.dir)
+}
+
+func (r *runtime) Op(ctx context.Context, i int) (map[string]string, error) {
+	blk := r.nri.BlockPluginSync()
+	defer blk.Unblock()
+	ctr := newContainer(r.pod.Id, fmt.Sprintf("op-%d", i), nri.ContainerState_CONTAINER_CREATED)
+	rpl, err := r.nri.CreateContainer(ctx, &nri.CreateContainerRequest{Pod: r.pod, Container: ctr})
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.ctrs[ctr.Id] = ctr
+	r.mu.Unlock()
+	return rpl.GetAdjust().GetAnnotations(), nil
+}
+
+func (r *runtime) sync(ctx context.Context, cb nri.SyncCB) error {
+	r.mu.Lock()
+	pods := make([]*nri.PodSandbox, 0, len(r.pods))
+	for _, p := range r.pods {
+		pods = append(pods, p)
+	}
+	ctrs := make([]*nri.Container, 0, len(r.ctrs))
+	for _, c := range r.ctrs {
+		ctrs = append(ctrs, c)
+	}
+	r.mu.Unlock()
+	_, err := cb(ctx, pods, ctrs)
+	return err
+}
+
+func (r *runtime) update(context.Context, []*nri.ContainerUpdate) ([]*nri.ContainerUpdate, error) {
+	return nil, nil
+}
+
+func seed(n int, addPod func(*nri.PodSandbox), addCtr func(*nri.Container)) {
+	var pod *nri.PodSandbox
+	for i := 0; i < n; i++ {
+		if i%10 == 0 {
+			pod = newPod(fmt.Sprintf("pod-%d", i/10))
+			addPod(pod)
+		}
+		addCtr(newContainer(pod.Id, fmt.Sprintf("ctr-%d", i), nri.ContainerState_CONTAINER_RUNNING))
+	}
+}
+
+func newPod(id string) *nri.PodSandbox {
+	return &nri.PodSandbox{
+		Id: id, Name: id, Uid: "uid-" + id, Namespace: "bench",
+		Labels:      map[string]string{"app": "bench", "pod": id},
+		Annotations: map[string]string{"kubernetes.io/config.source": "api"},
+	}
+}
+
+func newContainer(pod, id string, state nri.ContainerState) *nri.Container {
+	return &nri.Container{
+		Id: id, PodSandboxId: pod, Name: id, State: state,
+		Labels:      map[string]string{"io.kubernetes.container.name": id, "app": "bench"},
+		Annotations: map[string]string{"io.kubernetes.container.hash": "0123abcd", "bench": "yes"},
+		Args:        []string{"/bin/app", "--serve", "--port=8080"},
+		Env:         []string{"PATH=/usr/bin:/bin", "HOME=/root", "POD=" + pod},
+		Mounts: []*nri.Mount{
+			{Destination: "/etc/hosts", Type: "bind", Source: "/var/lib/pods/" + pod + "/hosts", Options: []string{"rbind", "ro"}},
+		},
+	}
+}
