@@ -81,7 +81,8 @@ func (r *Adaptation) newBuiltinPlugin(b *builtin.BuiltinPlugin) (*plugin, error)
 		return nil, fmt.Errorf("builtin NRI plugin %q: %w", b.Base, err)
 	}
 	p := r.newPlugin(kindBuiltin)
-	p.idx, p.base, p.svc = b.Index, b.Base, b
+	p.svc = b
+	p.setName(b.Index, b.Base)
 	p.registered = true
 	if err := r.reg.track(p); err != nil {
 		return nil, err
@@ -174,7 +175,8 @@ func (r *Adaptation) launchPlugin(d discovered) (p *plugin, retErr error) {
 	}
 
 	p = r.newPlugin(kindLaunched)
-	p.idx, p.base, p.cfg, p.cmd = d.idx, d.base, d.cfg, cmd
+	p.cfg, p.cmd = d.cfg, cmd
+	p.setName(d.idx, d.base)
 	if err := r.reg.track(p); err != nil {
 		return nil, err
 	}

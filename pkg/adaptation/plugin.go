@@ -44,9 +44,10 @@ type plugin struct {
 	kind pluginKind
 	seq  uint64 // registration order; the last tie-breaker of dispatch order
 
-	idx  string
-	base string
-	cfg  string // configuration for pre-installed plugins
+	idx      string
+	base     string
+	fullName string // idx-base, see setName
+	cfg      string // configuration for pre-installed plugins
 
 	// What the plugin said about itself in RegisterPlugin.
 	nriVersion string
@@ -101,9 +102,18 @@ func (r *Adaptation) newPlugin(kind pluginKind) *plugin {
 	}
 }
 
+// setName records the plugin's index and name. The joined form is kept
+// because every event and conflict report asks for it.
+func (p *plugin) setName(idx, base string) {
+	p.idx, p.base, p.fullName = idx, base, idx+"-"+base
+}
+
 // name is the identification used in logs, errors and conflict reports.
 func (p *plugin) name() string {
-	return p.idx + "-" + p.base
+	if p.fullName == "" {
+		return p.idx + "-" + p.base
+	}
+	return p.fullName
 }
 
 // qualifiedName adds how the plugin is connected and its pid.

@@ -68,8 +68,7 @@ func (p *plugin) register(req *api.RegisterPluginRequest) error {
 		if err := api.CheckPluginIndex(req.GetPluginIdx()); err != nil {
 			return fmt.Errorf("plugin %q registered with an invalid index: %w", req.GetPluginName(), err)
 		}
-		p.base = req.GetPluginName()
-		p.idx = req.GetPluginIdx()
+		p.setName(req.GetPluginIdx(), req.GetPluginName())
 	}
 
 	p.registered = true
