@@ -24,7 +24,7 @@ func (p *plugin) configure(ctx context.Context) error {
 	}
 
 	rpl, err := p.svc.Configure(ctx, req)
-	if err != nil {
+	if err = requestError(ctx, err); err != nil {
 		return fmt.Errorf("plugin %s: configure failed: %w", p.name(), err)
 	}
 

@@ -61,6 +61,17 @@ func isTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
 }
 
+// requestError classifies err from a request made under rctx: once the
+// request's own deadline has passed the plugin did not answer in time,
+// whatever its side managed to send back (a plugin stub that wraps its
+// context's error turns the deadline into an ordinary error status).
+func requestError(rctx context.Context, err error) error {
+	if err != nil && !isTimeout(err) && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return err
+}
+
 func shutdownReasonFor(err error) api.ShutdownReason {
 	switch {
 	case isTimeout(err):

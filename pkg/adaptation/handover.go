@@ -286,6 +286,7 @@ func (g *registry) commitHandover(p *plugin) (old, retiredStandby *plugin, err e
 		return nil, nil, fmt.Errorf("plugin %s was displaced by a newer instance", p.name())
 	}
 	old, s.active, s.candidate = s.active, p, nil
+	p.role = api.PluginRole_PLUGIN_ROLE_ACTIVE
 	if s.standby != nil { // a standby from an earlier switch, possibly being reactivated
 		retiredStandby, s.standby = s.standby, nil
 		s.stopGrace()
@@ -295,7 +296,7 @@ func (g *registry) commitHandover(p *plugin) (old, retiredStandby *plugin, err e
 			s.retired[old.instance] = p
 		}
 		if g.policy.grace > 0 && old.capable() {
-			s.standby = old
+			s.standby, old.role = old, api.PluginRole_PLUGIN_ROLE_STANDBY
 			s.graceT = time.AfterFunc(g.policy.grace, func() { g.graceOver(s, old) })
 		}
 	}
@@ -314,13 +315,13 @@ func (g *registry) afterSwitch(ctx context.Context, p, old, retiredStandby *plug
 	if old != nil {
 		g.r.log.Infof(ctx, "plugin %s superseded by %s", old.describe(), p.describe())
 		if g.isStandby(old) {
-			old.roleChange(ctx, api.PluginRole_PLUGIN_ROLE_STANDBY, p,
+			g.tellRole(ctx, old, api.PluginRole_PLUGIN_ROLE_STANDBY, p,
 				fmt.Sprintf("superseded, standing by for %s", g.policy.grace))
 		} else {
 			<-old.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "superseded by "+p.describe(), p)
 		}
 	}
-	p.roleChange(ctx, api.PluginRole_PLUGIN_ROLE_ACTIVE, old, "active")
+	g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, old, "active")
 }
 
 func (g *registry) isStandby(p *plugin) bool {
@@ -408,7 +409,7 @@ func (g *registry) reactivate(p, lost *plugin, ticket *gateTicket) {
 		case s.active != nil:
 			err = fmt.Errorf("plugin %s was superseded again before it was reactivated", p.name())
 		default:
-			s.active, s.standby = p, nil
+			s.active, s.standby, p.role = p, nil, api.PluginRole_PLUGIN_ROLE_ACTIVE
 			g.rebuild()
 		}
 		g.mu.Unlock()
@@ -423,7 +424,7 @@ func (g *registry) reactivate(p, lost *plugin, ticket *gateTicket) {
 	}
 	r.log.Infof(ctx, "plugin %s reactivated after %s left", p.describe(), lost.describe())
 	g.recordHandover(p, "reactivated", start, time.Since(waitStart))
-	p.roleChange(ctx, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "reactivated")
+	g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "reactivated")
 	g.applyUpdates(ctx, p, updates)
 }
 
@@ -479,9 +480,20 @@ func (g *registry) applyUpdates(ctx context.Context, p *plugin, updates []*api.C
 	}
 }
 
-// roleChange tells a capable plugin its role, bounded by the request timeout.
-func (p *plugin) roleChange(ctx context.Context, role api.PluginRole, peer *plugin, msg string) {
-	if !p.capable() || p.isClosed() {
+// tellRole tells a capable plugin its role, bounded by the request timeout.
+// Calls to one plugin are serialized and each sends only the role the
+// registry still holds for it, so when a reactivation and a newer switch race,
+// the plugin ends up being told the role decided last.
+func (g *registry) tellRole(ctx context.Context, p *plugin, role api.PluginRole, peer *plugin, msg string) {
+	if !p.capable() {
+		return
+	}
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	g.mu.Lock()
+	current := p.role
+	g.mu.Unlock()
+	if current != role || p.isClosed() {
 		return
 	}
 	req := &api.RoleChangeRequest{Role: role, Message: msg}
@@ -491,7 +503,7 @@ func (p *plugin) roleChange(ctx context.Context, role api.PluginRole, peer *plug
 	rctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
 	defer cancel()
 	if _, err := p.svc.RoleChange(rctx, req); err != nil {
-		p.r.log.Warnf(ctx, "plugin %s did not take role %s: %v", p.name(), role, err)
+		g.r.log.Warnf(ctx, "plugin %s did not take role %s: %v", p.name(), role, err)
 	}
 }
 

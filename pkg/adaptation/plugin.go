@@ -85,6 +85,11 @@ type plugin struct {
 	legacy       map[api.Event]bool // events relayed through StateChange
 	warned       map[api.Event]bool
 
+	// Handover: the role the registry decided (guarded by the registry's
+	// lock) and a lock that keeps RoleChange calls to the plugin in order.
+	role   api.PluginRole
+	roleMu sync.Mutex
+
 	lostOnce     sync.Once
 	teardownOnce sync.Once
 }
@@ -253,10 +258,12 @@ func (p *plugin) start(ctx context.Context) error {
 // the plugin is fully torn down. successor names the instance taking over,
 // for SHUTDOWN_REASON_SUPERSEDED.
 func (p *plugin) shutdown(reason api.ShutdownReason, msg string, successor *plugin) <-chan struct{} {
+	// Out of event delivery first: if p was active and a standby waits, the
+	// registry reserves the sync gate before anything else can happen.
+	p.r.reg.remove(p)
 	if !p.beginClose() {
 		return p.doneC
 	}
-	p.r.reg.remove(p)
 
 	req := &api.ShutdownRequest{Reason: reason, Message: msg}
 	if successor != nil {
@@ -297,11 +304,11 @@ func (p *plugin) shutdown(reason api.ShutdownReason, msg string, successor *plug
 // (or we closed the connection ourselves).
 func (p *plugin) connectionLost() {
 	p.lostOnce.Do(func() { close(p.lostC) })
+	p.r.reg.remove(p) // before closing: see shutdown
 	if !p.beginClose() {
 		return
 	}
 	p.r.log.Infof(p.r.ctx, "connection to plugin %s closed", p.qualifiedName())
-	p.r.reg.remove(p)
 	p.teardown()
 }
 

@@ -127,6 +127,7 @@ func (p *plugin) sendSync(ctx context.Context, pods []*api.PodSandbox, ctrs []*a
 		rctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
 		start := time.Now()
 		rpl, err := p.svc.Synchronize(rctx, req)
+		err = requestError(rctx, err)
 		cancel()
 		p.recordInvocation("Synchronize", start, err)
 		if err != nil {

@@ -13,9 +13,10 @@ import (
 // Option configures a stub in New.
 type Option func(*stub) error
 
-// WithPluginName sets the name the plugin registers with. It is the
-// plugin's identity across instances: a new instance with the same name
-// takes over from the old one.
+// WithPluginName sets the name the plugin registers with, overriding
+// $NRI_PLUGIN_NAME and the executable's name. It is the plugin's identity
+// across instances: a new instance with the same name takes over from the
+// old one.
 func WithPluginName(name string) Option {
 	return func(s *stub) error {
 		if name == "" {
@@ -26,7 +27,8 @@ func WithPluginName(name string) Option {
 	}
 }
 
-// WithPluginIdx sets the two-digit index that orders the plugin among others.
+// WithPluginIdx sets the two-digit index that orders the plugin among
+// others, overriding $NRI_PLUGIN_IDX and the executable's NN- prefix.
 func WithPluginIdx(idx string) Option {
 	return func(s *stub) error {
 		if err := api.CheckPluginIndex(idx); err != nil {
@@ -163,7 +165,8 @@ func WithExitOnSuperseded() Option {
 	}
 }
 
-// errOption names the plugin in option errors once the identity is known.
+// errOption marks an error as coming from an option; the plugin's name is
+// not known yet at that point.
 func errOption(err error) error {
 	return fmt.Errorf("invalid stub option: %w", err)
 }

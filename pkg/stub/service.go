@@ -95,14 +95,15 @@ func (v *service) Shutdown(ctx context.Context, req *api.ShutdownRequest) (*api.
 	}
 	s.evalReadiness(v.sess)
 	s.mu.Unlock()
-	v.sess.shutdownOnce.Do(func() { close(v.sess.shutdownC) })
 
+	// The plugin hears the reason before Run may return on it.
 	if f := s.h.shutdownWithReason; f != nil {
 		f(ctx, req)
 	}
 	if f := s.h.shutdown; f != nil {
 		f(ctx)
 	}
+	v.sess.shutdownOnce.Do(func() { close(v.sess.shutdownC) })
 	return &api.Empty{}, nil
 }
 

@@ -2,6 +2,7 @@ package stub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	stdnet "net"
 	"sync"
@@ -44,30 +45,20 @@ type session struct {
 
 // Start connects to the runtime, registers and waits for Configure.
 func (s *stub) Start(ctx context.Context) error {
-	s.mu.Lock()
-	if s.cur != nil && !s.cur.closed {
-		s.mu.Unlock()
-		return fmt.Errorf("plugin %s: already started", s.Name())
-	}
-	conn, err := s.connect()
+	_, err := s.start(ctx)
+	return err
+}
+
+func (s *stub) start(ctx context.Context) (*session, error) {
+	sess, err := s.open(ctx)
 	if err != nil {
-		s.mu.Unlock()
-		return fmt.Errorf("plugin %s: connecting to the runtime: %w", s.Name(), err)
+		return nil, fmt.Errorf("plugin %s: %w", s.Name(), err)
 	}
-	sess, err := s.newSession(ctx, conn)
-	if err != nil {
-		s.mu.Unlock()
-		conn.Close()
-		return fmt.Errorf("plugin %s: %w", s.Name(), err)
-	}
-	s.cur = sess
-	s.evalReadiness(sess)
-	s.mu.Unlock()
 
 	if err := s.register(ctx, sess); err != nil && !s.configured(sess) {
 		s.awaitShutdownNotice(sess)
 		s.teardown(sess)
-		return s.withShutdown(sess, err)
+		return nil, s.withShutdown(sess, err)
 	}
 	// A runtime that configured us accepted the registration, even if its
 	// reply got lost in a connection that has already ended since.
@@ -79,30 +70,70 @@ func (s *stub) Start(ctx context.Context) error {
 		select {
 		case cfgErr = <-sess.cfgC:
 		default:
-			return s.withShutdown(sess, fmt.Errorf("plugin %s: connection closed before configuration: %w", s.Name(), ErrDisconnected))
+			return nil, s.withShutdown(sess, fmt.Errorf("plugin %s: connection closed before configuration: %w", s.Name(), ErrDisconnected))
 		}
 	case <-ctx.Done():
 		s.teardown(sess)
-		return fmt.Errorf("plugin %s: waiting for configuration: %w", s.Name(), ctx.Err())
+		return nil, fmt.Errorf("plugin %s: waiting for configuration: %w", s.Name(), ctx.Err())
 	}
 	if cfgErr != nil {
 		s.awaitShutdownNotice(sess)
 		s.teardown(sess)
-		return s.withShutdown(sess, fmt.Errorf("plugin %s: configure failed: %w", s.Name(), cfgErr))
+		return nil, s.withShutdown(sess, fmt.Errorf("plugin %s: configure failed: %w", s.Name(), cfgErr))
 	}
 
 	s.logger.Infof(ctx, "started plugin %s", s.Name())
-	return nil
+	return sess, nil
+}
+
+// open connects and sets up a new current session. The connection is made
+// without holding s.mu, so a slow dialer does not block Stop or the getters;
+// s.starting keeps a concurrent Start out meanwhile.
+func (s *stub) open(ctx context.Context) (*session, error) {
+	s.mu.Lock()
+	if s.starting || (s.cur != nil && !s.cur.closed) {
+		s.mu.Unlock()
+		return nil, errors.New("already started")
+	}
+	s.starting = true
+	given := s.conn
+	s.conn = nil
+	s.mu.Unlock()
+
+	sess, err := s.dialSession(ctx, given)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.starting = false
+	if err != nil {
+		return nil, err
+	}
+	s.cur = sess
+	s.evalReadiness(sess)
+	return sess, nil
+}
+
+func (s *stub) dialSession(ctx context.Context, conn stdnet.Conn) (*session, error) {
+	if conn == nil {
+		var err error
+		if conn, err = s.connect(); err != nil {
+			return nil, fmt.Errorf("connecting to the runtime: %w", err)
+		}
+	}
+	sess, err := s.newSession(ctx, conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return sess, nil
 }
 
 // Run starts the plugin and blocks until it is done; see Stub.Run.
 func (s *stub) Run(ctx context.Context) error {
-	if err := s.Start(ctx); err != nil {
+	sess, err := s.start(ctx)
+	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	sess := s.cur
-	s.mu.Unlock()
 
 	select {
 	case <-sess.doneC:
@@ -114,7 +145,7 @@ func (s *stub) Run(ctx context.Context) error {
 		return ctx.Err()
 	}
 
-	err := s.endError(sess)
+	err = s.endError(sess)
 	if s.holdSuperseded(sess) {
 		s.logger.Infof(ctx, "plugin %s stays up, not ready, until stopped: %v", s.Name(), err)
 		select {
@@ -210,14 +241,9 @@ func (s *stub) awaitShutdownNotice(sess *session) {
 	}
 }
 
-// connect returns the connection to use: the one given by WithConnection
-// (once), an inherited socket for pre-installed plugins, or a dialed one.
-// Called with s.mu held.
+// connect returns an inherited socket for pre-installed plugins or dials
+// the runtime's socket.
 func (s *stub) connect() (stdnet.Conn, error) {
-	if conn := s.conn; conn != nil {
-		s.conn = nil
-		return conn, nil
-	}
 	if conn, ok, err := inheritedConn(); ok || err != nil {
 		return conn, err
 	}

@@ -94,6 +94,7 @@ type stub struct {
 
 	mu                  sync.Mutex
 	conn                stdnet.Conn // from WithConnection, used by the first Start
+	starting            bool        // a Start is connecting
 	cur                 *session    // the current or last connection
 	registrationTimeout time.Duration
 	requestTimeout      time.Duration

@@ -39,7 +39,7 @@ func inheritedConn() (stdnet.Conn, bool, error) {
 
 // newSession splits conn into the plugin service (served here) and the
 // runtime service (called from here), as every NRI peer does, and starts
-// serving. Called with s.mu held.
+// serving.
 func (s *stub) newSession(ctx context.Context, conn stdnet.Conn) (*session, error) {
 	mux := multiplex.Multiplex(conn, multiplex.WithBlockedRead())
 	lis, err := mux.Listen(multiplex.PluginServiceConn)

@@ -1,0 +1,434 @@
+package handover_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nri-handover/nri/test/plugins/record"
+	testruntime "github.com/nri-handover/nri/test/runtime"
+)
+
+// The exactly-once checker. It reads three independent records of one run
+//
+//   - the runtime's: every event it dispatched, with its sequence number, in
+//     dispatch order (test/runtime);
+//   - the wire's: every request the adaptation sent to each plugin
+//     connection (wireTrace), which says who an event was dispatched to;
+//   - each plugin process's own: what it handled, and what it was told
+//     (Synchronize rounds, roles, Shutdown),
+//
+// and reports every way in which they contradict "each event was handled by
+// exactly one instance, the one active at that moment". It never looks at
+// the adaptation's internals, so it can judge any implementation, including
+// a deliberately broken one.
+//
+// The rules for instances that died (kill -9, crash): an event sent to an
+// instance that dies while handling it may or may not be in its record, but
+// never in anyone else's; such a loss can only be the dead instance's last
+// events. Events with no instance at all ("absent") are allowed only in the
+// documented window: after the active instance died and until the next
+// instance commits, and, under StrictReactivation, never while a standby is
+// being brought back.
+
+// runInput is everything the checker looks at.
+type runInput struct {
+	Events    []testruntime.Event // the runtime's record, in dispatch order
+	Sends     []wireSend          // the wire trace; nil checks the plugin records only
+	Instances []instRecord        // in start order
+	// ConnsInOrder says instance i used wire connection i+1: the suite
+	// started each instance only after the previous one had connected.
+	ConnsInOrder bool
+	// StrictReactivation forbids absent events between the loss of the
+	// active instance and the reactivation of a standby.
+	StrictReactivation bool
+}
+
+// instRecord is one plugin process as the checker sees it.
+type instRecord struct {
+	ID           string
+	Lines        []record.Line
+	Died         bool     // killed or crashed: its last events may be missing
+	StartedAfter uint64   // the runtime's last sequence number before it started
+	ActiveBy     []uint64 // the runtime's last sequence number when it was seen active
+}
+
+// verdict is the checker's finding.
+type verdict struct {
+	Violations []string
+	Events     int // events checked
+	Owned      int // handled by exactly one instance
+	Lost       int // sent to an instance that died before recording it
+	Absent     int // dispatched while no instance was active
+	Switches   int // changes of the owning instance
+	Gaps       []string
+}
+
+func (v *verdict) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d events: %d owned, %d lost to a dying instance, %d absent; %d switches; %d violations",
+		v.Events, v.Owned, v.Lost, v.Absent, v.Switches, len(v.Violations))
+	for _, g := range v.Gaps {
+		fmt.Fprintf(&b, "\n  gap: %s", g)
+	}
+	const max = 40
+	for i, s := range v.Violations {
+		if i == max {
+			fmt.Fprintf(&b, "\n  ... %d more", len(v.Violations)-max)
+			break
+		}
+		fmt.Fprintf(&b, "\n  violation: %s", s)
+	}
+	return b.String()
+}
+
+// run is a maximal stretch of consecutive events with the same owner (-1:
+// nobody).
+type run struct {
+	owner    int
+	from, to uint64
+	n        int
+}
+
+func checkExactlyOnce(in runInput) *verdict {
+	v := &verdict{Events: len(in.Events)}
+	bad := func(f string, a ...any) { v.Violations = append(v.Violations, fmt.Sprintf(f, a...)) }
+	name := func(i int) string { return in.Instances[i].ID }
+
+	dispatched := map[uint64]testruntime.Event{}
+	for _, e := range in.Events {
+		dispatched[e.Seq] = e
+		if e.Err != nil {
+			bad("the runtime's %s (seq %d) failed: %v", e.Event.PrettyName(), e.Seq, e.Err)
+		}
+	}
+
+	// Each plugin's own record.
+	handlers := map[uint64][]int{}
+	react := make([]int, len(in.Instances))
+	lastRecorded := make([]uint64, len(in.Instances))
+	for i, inst := range in.Instances {
+		synced, standby, shut := false, false, false
+		seen := map[uint64]bool{}
+		for _, l := range inst.Lines {
+			switch {
+			case l.Ev == record.Synchronize:
+				d := details(l.Detail)
+				if d["kind"] != "delta" {
+					synced = true
+				}
+				if d["react"] == "true" {
+					react[i]++
+					standby = false
+				}
+			case l.Ev == record.RoleChange:
+				standby = details(l.Detail)["role"] == "STANDBY"
+			case l.Ev == record.Shutdown:
+				shut = true
+			case isEvent(l.Ev):
+				e, ok := dispatched[l.Seq]
+				switch {
+				case !ok:
+					bad("%s handled %s seq %d, which the runtime never dispatched", name(i), l.Ev, l.Seq)
+					continue
+				case e.Event.PrettyName() != l.Ev:
+					bad("%s handled seq %d as %s, the runtime dispatched %s", name(i), l.Seq, l.Ev, e.Event.PrettyName())
+				}
+				if seen[l.Seq] {
+					bad("%s handled %s seq %d twice", name(i), l.Ev, l.Seq)
+					continue
+				}
+				seen[l.Seq] = true
+				if l.Seq <= lastRecorded[i] {
+					bad("%s handled seq %d after seq %d: out of dispatch order", name(i), l.Seq, lastRecorded[i])
+				}
+				lastRecorded[i] = max(lastRecorded[i], l.Seq)
+				if !synced {
+					bad("%s handled %s seq %d before it was synchronized", name(i), l.Ev, l.Seq)
+				}
+				if standby {
+					bad("%s handled %s seq %d while it was a standby", name(i), l.Ev, l.Seq)
+				}
+				if shut {
+					bad("%s handled %s seq %d after it was told to shut down", name(i), l.Ev, l.Seq)
+				}
+				if l.Seq <= inst.StartedAfter {
+					bad("%s handled %s seq %d, dispatched before the instance was started (after seq %d)",
+						name(i), l.Ev, l.Seq, inst.StartedAfter)
+				}
+				handlers[l.Seq] = append(handlers[l.Seq], i)
+			}
+		}
+	}
+
+	// The runtime's side of the wire.
+	connInst := map[int]int{}
+	instConn := map[int]int{}
+	if in.ConnsInOrder {
+		for i := range in.Instances {
+			connInst[i+1], instConn[i] = i, i+1
+		}
+	}
+	sentTo := map[uint64][]int{}
+	shutDown := map[int]bool{}
+	lastRole := map[int]wireSend{}
+	for _, s := range in.Sends {
+		if s.Method == "RoleChange" {
+			// Role changes to one instance must not overtake each other: the
+			// plugin would end up in the role decided first. (Shutdown is
+			// final whatever it overtakes.)
+			if prev, ok := lastRole[s.Conn]; ok && s.Begin != 0 && (prev.End == 0 || prev.End > s.Begin) {
+				bad("the runtime sent %s(%s) to connection %d while its %s(%s) was still in flight: the roles may arrive out of order",
+					s.Method, s.Detail, s.Conn, prev.Method, prev.Detail)
+			}
+			lastRole[s.Conn] = s
+		}
+		switch {
+		case s.Method == "Shutdown":
+			shutDown[s.Conn] = true
+		case (isEvent(s.Method) || s.Method == "StateChange") && s.Seq != 0:
+			if shutDown[s.Conn] {
+				bad("the runtime sent %s seq %d to connection %d after its Shutdown", s.Method, s.Seq, s.Conn)
+			}
+			sentTo[s.Seq] = append(sentTo[s.Seq], s.Conn)
+		}
+	}
+
+	// Per event: who handled it, who it was sent to.
+	owners := make([]int, len(in.Events))
+	lost := map[int][]uint64{}
+	var runs []run
+	for k, e := range in.Events {
+		hs := handlers[e.Seq]
+		owner, isLost := -1, false
+		if len(hs) > 1 {
+			var names []string
+			for _, h := range hs {
+				names = append(names, name(h))
+			}
+			bad("%s seq %d was handled by %d instances: %s", e.Event.PrettyName(), e.Seq, len(hs), strings.Join(names, ", "))
+		}
+		if len(hs) > 0 {
+			owner = hs[0]
+		}
+		if in.Sends != nil {
+			conns := sentTo[e.Seq]
+			if len(conns) > 1 {
+				bad("the runtime sent %s seq %d to %d connections %v", e.Event.PrettyName(), e.Seq, len(conns), conns)
+			}
+			for _, h := range hs {
+				if c, ok := instConn[h]; ok && !slices.Contains(conns, c) {
+					bad("%s recorded %s seq %d, but the runtime sent it to connections %v, not to its connection %d",
+						name(h), e.Event.PrettyName(), e.Seq, conns, c)
+				}
+			}
+			for _, c := range conns {
+				i, ok := connInst[c]
+				if !ok || slices.Contains(hs, i) {
+					continue
+				}
+				if !in.Instances[i].Died {
+					bad("the runtime sent %s seq %d to %s, which is alive and has no record of it",
+						e.Event.PrettyName(), e.Seq, name(i))
+					continue
+				}
+				isLost = true
+				lost[i] = append(lost[i], e.Seq)
+				if owner < 0 {
+					owner = i
+				}
+			}
+		}
+		switch {
+		case owner < 0:
+			v.Absent++
+		case isLost && len(hs) == 0:
+			v.Lost++
+		default:
+			v.Owned++
+		}
+		owners[k] = owner
+		if n := len(runs); n > 0 && runs[n-1].owner == owner {
+			runs[n-1].to, runs[n-1].n = e.Seq, runs[n-1].n+1
+		} else {
+			runs = append(runs, run{owner: owner, from: e.Seq, to: e.Seq, n: 1})
+		}
+	}
+	for i, seqs := range lost {
+		if lastRecorded[i] > seqs[0] {
+			bad("%s missed seq %d but recorded the later seq %d: a lost event must be a dying instance's last",
+				name(i), seqs[0], lastRecorded[i])
+		}
+	}
+
+	// Ownership over time.
+	runsOf := map[int]int{}
+	prevOwner := -1
+	for k, r := range runs {
+		if r.owner < 0 {
+			v.checkGap(in, runs, k, bad)
+			continue
+		}
+		runsOf[r.owner]++
+		if runsOf[r.owner] > 1+react[r.owner] {
+			bad("%s handled events again (seq %d..%d) after it had lost them, without being reactivated",
+				name(r.owner), r.from, r.to)
+		}
+		if prevOwner >= 0 && prevOwner != r.owner {
+			v.Switches++
+			if r.owner < prevOwner && !(react[r.owner] > 0 && in.Instances[prevOwner].Died) {
+				bad("events went back from %s to the older %s at seq %d", name(prevOwner), name(r.owner), r.from)
+			}
+			if r.owner > prevOwner && k > 0 && runs[k-1].owner == prevOwner && react[prevOwner] == 0 {
+				if pred, ok := takeoverOf(in.Instances[r.owner]); ok && pred != in.Instances[prevOwner].ID {
+					bad("%s took over from %s at seq %d, but its Synchronize named %q as its predecessor",
+						name(r.owner), name(prevOwner), r.from, pred)
+				}
+			}
+		}
+		prevOwner = r.owner
+	}
+
+	// The suite's own observations of when each instance was active.
+	anyDiedFrom := make([]bool, len(in.Instances)+1)
+	for i := len(in.Instances) - 1; i >= 0; i-- {
+		anyDiedFrom[i] = anyDiedFrom[i+1] || in.Instances[i].Died
+	}
+	for i, inst := range in.Instances {
+		for _, a := range inst.ActiveBy {
+			for k, e := range in.Events {
+				o := owners[k]
+				if e.Seq <= a || o < 0 || o >= i {
+					continue
+				}
+				if react[o] > 0 && anyDiedFrom[i] {
+					continue
+				}
+				bad("%s seq %d went to %s after the newer %s had been confirmed active (by seq %d)",
+					e.Event.PrettyName(), e.Seq, name(o), name(i), a)
+			}
+		}
+	}
+	return v
+}
+
+// checkGap judges a stretch of events nobody handled.
+func (v *verdict) checkGap(in runInput, runs []run, k int, bad func(string, ...any)) {
+	r := runs[k]
+	v.Gaps = append(v.Gaps, fmt.Sprintf("%d events, seq %d..%d", r.n, r.from, r.to))
+	if k == 0 {
+		bad("%d events (seq %d..%d) were dispatched before any instance was active", r.n, r.from, r.to)
+		return
+	}
+	prev := runs[k-1].owner
+	if !in.Instances[prev].Died && !succeededByDead(in, prev) {
+		bad("%d events (seq %d..%d) had no active instance after %s, which did not die",
+			r.n, r.from, r.to, in.Instances[prev].ID)
+		return
+	}
+	if k+1 < len(runs) && in.StrictReactivation && in.Sends != nil {
+		next := runs[k+1].owner
+		if next < prev && next >= 0 {
+			// The runtime operation in progress when the instance died holds
+			// the sync gate: its remaining events cannot wait for the
+			// reactivation. Any further event must.
+			rest := restOfOperation(in.Events, runs[k-1].to)
+			if r.to > rest {
+				bad("%d events (seq %d..%d) passed without any instance while standby %s was reactivated after %s died"+
+					" (only the rest of the operation in progress, up to seq %d, may)",
+					r.n, r.from, r.to, in.Instances[next].ID, in.Instances[prev].ID, rest)
+			}
+		}
+	}
+}
+
+// postEvents pairs each event with the post-event a runtime operation
+// dispatches after it for the same pod or container.
+var postEvents = map[string]string{
+	"CreateContainer":  "PostCreateContainer",
+	"StartContainer":   "PostStartContainer",
+	"UpdateContainer":  "PostUpdateContainer",
+	"UpdatePodSandbox": "PostUpdatePodSandbox",
+}
+
+// restOfOperation returns the last sequence number of the runtime operation
+// that dispatched seq: its post-event, if one follows for the same target.
+func restOfOperation(events []testruntime.Event, seq uint64) uint64 {
+	i := slices.IndexFunc(events, func(e testruntime.Event) bool { return e.Seq == seq })
+	if i < 0 || i+1 >= len(events) {
+		return seq
+	}
+	e, next := events[i], events[i+1]
+	if postEvents[e.Event.PrettyName()] == next.Event.PrettyName() && e.Pod == next.Pod && e.Container == next.Container {
+		return next.Seq
+	}
+	return seq
+}
+
+// succeededByDead tells whether instance i was superseded (or made a
+// standby) by a successor that died: the switch happened, the successor
+// died before it handled any event, and the plugin was absent from then on.
+func succeededByDead(in runInput, i int) bool {
+	died := map[string]bool{}
+	for _, inst := range in.Instances {
+		if inst.Died {
+			died[inst.ID] = true
+		}
+	}
+	for _, l := range in.Instances[i].Lines {
+		d := details(l.Detail)
+		switch {
+		case l.Ev == record.Shutdown && d["reason"] == "SHUTDOWN_REASON_SUPERSEDED" && died[d["succ"]]:
+			return true
+		case l.Ev == record.RoleChange && d["role"] == "STANDBY" && died[d["peer"]]:
+			return true
+		}
+	}
+	return false
+}
+
+// takeoverOf returns the predecessor named in an instance's first full
+// synchronization, if it named one.
+func takeoverOf(inst instRecord) (string, bool) {
+	for _, l := range inst.Lines {
+		if l.Ev != record.Synchronize {
+			continue
+		}
+		d := details(l.Detail)
+		if d["kind"] == "delta" {
+			continue
+		}
+		pred, ok := d["pred"]
+		return pred, ok && pred != ""
+	}
+	return "", false
+}
+
+// collectOpts chooses what collect puts into the checker's input.
+type collectOpts struct {
+	name    string // only instances of this plugin name (default "p")
+	noWire  bool   // leave the wire trace out
+	inOrder bool   // instances connected one after the other, all of plugin name
+	strict  bool   // StrictReactivation
+}
+
+// collect builds the checker's input from a finished spec's env.
+func (e *env) collect(o collectOpts) runInput {
+	if o.name == "" {
+		o.name = "p"
+	}
+	in := runInput{Events: e.rt.Record(), ConnsInOrder: o.inOrder, StrictReactivation: o.strict}
+	if !o.noWire {
+		in.Sends = e.trace.Sends()
+	}
+	for _, inst := range e.instances() {
+		if inst.spec.Name != o.name {
+			continue
+		}
+		in.Instances = append(in.Instances, instRecord{
+			ID: inst.String(), Lines: inst.lines(), Died: inst.died(),
+			StartedAfter: inst.startedAfter, ActiveBy: inst.activeBy,
+		})
+	}
+	return in
+}
