@@ -23,7 +23,7 @@ TEST_TIMEOUT ?= 10m
 GO_TEST      ?= $(GO) test $(RACE) -timeout $(TEST_TIMEOUT)
 
 .PHONY: all build generate verify-generate check-wire check-deps test test-go test-unit \
-	test-integration vet bench soak demo tools clean FORCE
+	test-integration vet bench soak demo e2e-containerd tools clean FORCE
 
 all: build
 
@@ -103,6 +103,13 @@ soak:
 # upstream NRI behaves (both instances get every event), then with handover.
 demo: build
 	$(GO) run ./cmd/handover-demo
+
+# e2e-containerd runs pkg/stub plugins (one pre-installed, one external)
+# against a real containerd v2.4.2, which embeds upstream NRI v0.12.3. Needs
+# root, Debian's packages and the Go module proxy; 5-6 minutes cold, so it is
+# not part of make test.
+e2e-containerd:
+	test/realcontainerd/run.sh
 
 FORCE:
 
