@@ -113,10 +113,11 @@ func reap(p *harness.Proc) {
 	}
 }
 
-// synced waits until every plugin handled Synchronize and was committed.
+// synced waits until the runtime has committed every plugin: each one was
+// synchronized and told it is active.
 func synced(rt *testruntime.Runtime, ps ...*harness.Plugin) {
 	for _, p := range ps {
-		Eventually(p.Synchronized).Should(BeTrue(), "plugin %s never synchronized", p.Name)
+		Eventually(p.Active).Should(BeTrue(), "plugin %s never became active", p.Name)
 	}
 	rt.Barrier()
 }

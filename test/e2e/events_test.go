@@ -99,7 +99,8 @@ var _ = Describe("Runtime shutdown during synchronization", func() {
 
 	// Pending until pkg/adaptation stops reporting SYNCHRONIZATION_FAILED
 	// here: Stop cancels the adaptation's context before shutting plugins
-	// down, so the interrupted synchronization's error path wins the race.
+	// down, and the interrupted synchronization's error path
+	// (registry.failCandidate) picks its reason from the error alone.
 	PIt("tells a plugin still synchronizing that the runtime shuts down", func() {
 		rt := startRuntime()
 		p := startPlugin(harness.PluginSpec{

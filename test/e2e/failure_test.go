@@ -73,7 +73,7 @@ var _ = Describe("Plugin failures", func() {
 		good := startPlugin(harness.PluginSpec{
 			Name: "good", Idx: "10", Socket: rt.SocketPath(), Record: recordFile("good"),
 		})
-		Eventually(good.Synchronized).WithTimeout(time.Minute).Should(BeTrue())
+		Eventually(good.Active).WithTimeout(time.Minute).Should(BeTrue())
 		Expect(rt.Lifecycle(bg(), "pod0", "ctr0")).To(Succeed())
 		Expect(good.Events()).To(HaveLen(13))
 	})
@@ -90,7 +90,7 @@ var _ = Describe("Plugin failures", func() {
 		good := startPlugin(harness.PluginSpec{
 			Name: "good", Idx: "10", Socket: rt.SocketPath(), Record: recordFile("good"),
 		})
-		Eventually(good.Synchronized).WithTimeout(time.Minute).Should(BeTrue())
+		Eventually(good.Active).WithTimeout(time.Minute).Should(BeTrue())
 		Expect(rt.RunPod(bg(), testruntime.NewPod("pod0"))).To(Succeed())
 		Expect(good.Events()).To(Equal([]string{"RunPodSandbox:pod0"}))
 		Expect(hung.Events()).To(BeEmpty())
@@ -184,6 +184,51 @@ var _ = Describe("Plugin errors and crashes", func() {
 		Expect(other.Events()).To(Equal([]string{"RunPodSandbox:pod0", "CreateContainer:ctr0",
 			"PostCreateContainer:ctr0", "StartContainer:ctr0", "PostStartContainer:ctr0"}))
 		Expect(victim.Events()).To(Equal([]string{"RunPodSandbox:pod0"}))
+	})
+
+	It("lets a request proceed at once when its plugin dies in the middle of it", func() {
+		// A request timeout far beyond the Eventually below: the request
+		// must end because the connection broke, not because it timed out.
+		adaptation.SetPluginRequestTimeout(5 * time.Minute)
+		doomed := startPlugin(harness.PluginSpec{
+			Name: "doomed", Idx: "10", Socket: rt.SocketPath(), Record: recordFile("doomed"), HangAt: "CreateContainer",
+		})
+		other := startPlugin(harness.PluginSpec{
+			Name: "other", Idx: "20", Socket: rt.SocketPath(), Record: recordFile("other"),
+			Annotate: map[string]string{"other.example/seen": "yes"},
+		})
+		synced(rt, doomed, other)
+		Expect(rt.RunPod(bg(), testruntime.NewPod("pod0"))).To(Succeed())
+
+		done := make(chan error, 1)
+		go func() {
+			_, err := rt.CreateContainer(bg(), testruntime.NewContainer("pod0", "ctr0"))
+			done <- err
+		}()
+		Eventually(func() int { return doomed.Count(record.Hang) }).Should(Equal(1))
+		Expect(doomed.Kill()).To(Succeed())
+
+		var err error
+		Eventually(done).WithTimeout(time.Minute).Should(Receive(&err))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rt.Container("ctr0").GetAnnotations()).To(HaveKeyWithValue("other.example/seen", "yes"))
+	})
+
+	It("releases the synchronization lock when a plugin dies while synchronizing", func() {
+		adaptation.SetPluginRequestTimeout(5 * time.Minute)
+		doomed := startPlugin(harness.PluginSpec{
+			Name: "doomed", Idx: "10", Socket: rt.SocketPath(), Record: recordFile("doomed"), HangAt: "synchronize",
+		})
+		Eventually(func() int { return doomed.Count(record.Hang) }).Should(Equal(1))
+		Expect(doomed.Kill()).To(Succeed())
+
+		done := make(chan error, 1)
+		go func() { done <- rt.RunPod(bg(), testruntime.NewPod("pod0")) }()
+		Eventually(done).WithTimeout(time.Minute).Should(Receive(BeNil()))
+
+		late := startPlugin(harness.PluginSpec{Name: "late", Idx: "20", Socket: rt.SocketPath(), Record: recordFile("late")})
+		synced(rt, late)
+		Expect(late.Lines()).To(ContainElement(And(HaveField("Ev", record.Synchronize), HaveField("Pods", 1))))
 	})
 
 	Context("with a failure policy", func() {

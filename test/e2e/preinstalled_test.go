@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,6 +32,11 @@ var _ = Describe("Pre-installed plugins", func() {
 			}, p.config)
 			Expect(err).NotTo(HaveOccurred())
 		}
+		// The drop-in without index applies when there is none with it.
+		Expect(os.WriteFile(filepath.Join(confDir, "late.conf"), []byte("by name\n"), 0o644)).To(Succeed())
+		// A plugin that dies at once must not keep the others from starting.
+		_, err := harness.Preinstall(pluginDir, confDir, "10-broken", "/bin/false", nil, "")
+		Expect(err).NotTo(HaveOccurred())
 
 		rt := newRuntime(testruntime.WithPluginPath(pluginDir), testruntime.WithPluginConfigPath(confDir))
 		pods, ctrs := seed(2, 3, 0)
@@ -52,7 +58,7 @@ var _ = Describe("Pre-installed plugins", func() {
 		Expect(byPlugin("early")).To(ContainElement(And(
 			HaveField("Ev", record.Configure), HaveField("Config", "answer: 42\n"), HaveField("Idx", "05"))))
 		Expect(byPlugin("late")).To(ContainElement(And(
-			HaveField("Ev", record.Configure), HaveField("Config", ""), HaveField("Idx", "20"))))
+			HaveField("Ev", record.Configure), HaveField("Config", "by name\n"), HaveField("Idx", "20"))))
 
 		By("events reach them in index order")
 		Expect(rt.RunPod(bg(), testruntime.NewPod("pod0"))).To(Succeed())
@@ -77,5 +83,23 @@ var _ = Describe("Pre-installed plugins", func() {
 			Eventually(func() bool { return harness.ProcessGone(pid) }).Should(BeTrue(),
 				"plugin %s (pid %d, state %q) still exists after Stop", name, pid, harness.ProcessState(pid))
 		}
+	})
+
+	It("still run when external connections are disabled", func() {
+		dir := GinkgoT().TempDir()
+		pluginDir := filepath.Join(dir, "plugins")
+		rec := recordFile("solo")
+		_, err := bins.PreinstalledPlugin(pluginDir, "", harness.PluginSpec{Name: "solo", Idx: "10", Record: rec}, "")
+		Expect(err).NotTo(HaveOccurred())
+
+		rt := newRuntime(testruntime.WithPluginPath(pluginDir), testruntime.WithoutListener())
+		Expect(rt.Start()).To(Succeed())
+		DeferCleanup(rt.Stop)
+		Expect(rt.SocketPath()).NotTo(BeAnExistingFile(), "no socket when external connections are disabled")
+
+		Expect(rt.RunPod(bg(), testruntime.NewPod("pod0"))).To(Succeed())
+		lines, err := record.Read(rec)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(lines).To(ContainElement(And(HaveField("Ev", "RunPodSandbox"), HaveField("Pod", "pod0"))))
 	})
 })

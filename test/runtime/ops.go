@@ -332,9 +332,12 @@ func MemoryResources(limit int64) *api.LinuxResources {
 	return &api.LinuxResources{Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: limit}}}
 }
 
-// Barrier returns once no plugin synchronization is in progress, so a plugin
-// that handled Synchronize before the call has been committed (or rejected)
-// by the adaptation when it returns. Operations imply it; Stop does not.
+// Barrier returns once nothing holds the adaptation's sync lock (the lock
+// BlockPluginSync shares), as at the start of every operation. A plugin
+// synchronized under that lock (upstream's way, and ours for plugins without
+// handover) has been committed or rejected when it returns; our adaptation
+// synchronizes handover-capable plugins before taking the lock, so wait for
+// their activation instead.
 func (r *Runtime) Barrier() {
 	r.nri.BlockPluginSync().Unblock()
 }

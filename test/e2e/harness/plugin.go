@@ -159,11 +159,29 @@ func (p *Plugin) Count(ev string) int {
 	return n
 }
 
-// Synchronized reports whether the plugin has handled Synchronize. A runtime
-// operation holding BlockPluginSync that starts after this is true is
-// relayed to the plugin: the adaptation commits a plugin before releasing
-// the synchronization lock.
+// Synchronized reports whether the plugin has handled Synchronize. Against a
+// runtime without handover (upstream's), which synchronizes under the sync
+// lock, an operation holding BlockPluginSync that starts after this is true
+// is relayed to the plugin. Against ours the first synchronization runs
+// outside the lock: wait for Active instead.
 func (p *Plugin) Synchronized() bool { return p.Count(record.Synchronize) > 0 }
+
+// Activations counts the times the runtime told this process it is the
+// active instance of its plugin (RoleChange ACTIVE).
+func (p *Plugin) Activations() int {
+	n := 0
+	for _, l := range p.Lines() {
+		if l.Ev == record.RoleChange && strings.HasSuffix(l.Detail, "ACTIVE") {
+			n++
+		}
+	}
+	return n
+}
+
+// Active reports whether the runtime has made this process the active
+// instance. Our adaptation says so only after committing the plugin, so any
+// runtime operation started after this is true is relayed to it.
+func (p *Plugin) Active() bool { return p.Activations() > 0 }
 
 // Events returns the pretty names of the events this process handled, with
 // their container (or pod) ids, in order: "CreateContainer:c1".
