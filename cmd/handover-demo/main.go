@@ -375,4 +375,3 @@ func (quietLogger) Debugf(context.Context, string, ...any) {}
 func (quietLogger) Infof(context.Context, string, ...any)  {}
 func (quietLogger) Warnf(context.Context, string, ...any)  {}
 func (quietLogger) Errorf(context.Context, string, ...any) {}
-
