@@ -455,12 +455,20 @@ func (g *registry) dropCandidate(p *plugin) {
 func (g *registry) failCandidate(p *plugin, start time.Time, err error) error {
 	g.dropCandidate(p)
 	g.recordHandover(p, "failed", start, 0)
-	reason := shutdownReasonFor(err)
-	if reason == api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED {
-		reason = api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED
-	}
-	p.shutdown(reason, err.Error(), nil)
+	p.shutdown(g.syncFailureReason(err), err.Error(), nil)
 	return err
+}
+
+// syncFailureReason tells a plugin why joining failed. A stopping runtime
+// cancels every request, which is not the plugin's failure.
+func (g *registry) syncFailureReason(err error) api.ShutdownReason {
+	if g.r.ctx.Err() != nil {
+		return api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN
+	}
+	if reason := shutdownReasonFor(err); reason != api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED {
+		return reason
+	}
+	return api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED
 }
 
 func (g *registry) recordHandover(p *plugin, outcome string, start time.Time, wait time.Duration) {

@@ -176,7 +176,7 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 
 	updates, err := g.synchronize(ctx, p)
 	if err != nil {
-		p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED, err.Error(), nil)
+		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
 		return err
 	}
 

@@ -101,7 +101,7 @@ var _ = Describe("Runtime shutdown during synchronization", func() {
 	// here: Stop cancels the adaptation's context before shutting plugins
 	// down, and the interrupted synchronization's error path
 	// (registry.failCandidate) picks its reason from the error alone.
-	PIt("tells a plugin still synchronizing that the runtime shuts down", func() {
+	It("tells a plugin still synchronizing that the runtime shuts down", func() {
 		rt := startRuntime()
 		p := startPlugin(harness.PluginSpec{
 			Name: "sluggish", Idx: "10", Socket: rt.SocketPath(), Record: recordFile("sluggish"),
