@@ -415,16 +415,21 @@ func (g *registry) reactivate(p, lost *plugin, ticket *gateTicket) {
 		g.mu.Unlock()
 		r.Unlock()
 	}
+	if err == nil {
+		// Told before runtime operations resume: the standby learns it is
+		// active again before its first event. There is no predecessor to
+		// wait for here, unlike a switch.
+		g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "reactivated")
+	}
 	r.syncGate.Unlock()
 	if err != nil {
 		r.log.Warnf(ctx, "failed to reactivate plugin %s: %v", p.describe(), err)
 		g.recordHandover(p, "failed", start, time.Since(waitStart))
-		p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED, err.Error(), nil)
+		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
 		return
 	}
 	r.log.Infof(ctx, "plugin %s reactivated after %s left", p.describe(), lost.describe())
 	g.recordHandover(p, "reactivated", start, time.Since(waitStart))
-	g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "reactivated")
 	g.applyUpdates(ctx, p, updates)
 }
 
