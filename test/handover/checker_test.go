@@ -329,13 +329,23 @@ func (v *verdict) checkGap(in runInput, runs []run, k int, bad func(string, ...a
 	if k+1 < len(runs) && in.StrictReactivation && in.Sends != nil {
 		next := runs[k+1].owner
 		if next < prev && next >= 0 {
-			// The runtime operation in progress when the instance died holds
-			// the sync gate: its remaining events cannot wait for the
+			// The runtime notices the loss when the connection closes or
+			// when a delivery to the dead instance fails, whichever comes
+			// first; the runtime operation in progress then holds the sync
+			// gate, so its remaining events cannot wait for the
 			// reactivation. Any further event must.
-			rest := restOfOperation(in.Events, runs[k-1].to)
+			noticed := runs[k-1].to
+			if in.ConnsInOrder {
+				for _, s := range in.Sends {
+					if s.Conn == prev+1 && s.Seq > noticed {
+						noticed = s.Seq
+					}
+				}
+			}
+			rest := restOfOperation(in.Events, noticed)
 			if r.to > rest {
 				bad("%d events (seq %d..%d) passed without any instance while standby %s was reactivated after %s died"+
-					" (only the rest of the operation in progress, up to seq %d, may)",
+					" (only the rest of the operation in which the loss was noticed, up to seq %d, may)",
 					r.n, r.from, r.to, in.Instances[next].ID, in.Instances[prev].ID, rest)
 			}
 		}
