@@ -395,6 +395,10 @@ func (g *registry) reactivate(p, lost *plugin, ticket *gateTicket) {
 	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
 		PredecessorGeneration: lost.generation, Reactivation: true}
 	var updates []*api.ContainerUpdate
+	// No role notice may reach p between its re-synchronization and the
+	// commit: a STANDBY still on its way from the earlier switch would
+	// otherwise arrive after the re-sync and contradict it.
+	p.roleMu.Lock()
 	now, err := g.snapshot(ctx)
 	if err == nil {
 		updates, err = p.synchronize(ctx, now.pods, now.ctrs, takeover)
@@ -415,12 +419,7 @@ func (g *registry) reactivate(p, lost *plugin, ticket *gateTicket) {
 		g.mu.Unlock()
 		r.Unlock()
 	}
-	if err == nil {
-		// Told before runtime operations resume: the standby learns it is
-		// active again before its first event. There is no predecessor to
-		// wait for here, unlike a switch.
-		g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "reactivated")
-	}
+	p.roleMu.Unlock()
 	r.syncGate.Unlock()
 	if err != nil {
 		r.log.Warnf(ctx, "failed to reactivate plugin %s: %v", p.describe(), err)
@@ -430,6 +429,7 @@ func (g *registry) reactivate(p, lost *plugin, ticket *gateTicket) {
 	}
 	r.log.Infof(ctx, "plugin %s reactivated after %s left", p.describe(), lost.describe())
 	g.recordHandover(p, "reactivated", start, time.Since(waitStart))
+	g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "reactivated")
 	g.applyUpdates(ctx, p, updates)
 }
 
