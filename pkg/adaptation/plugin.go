@@ -317,6 +317,11 @@ func (p *plugin) connectionLost() {
 func (p *plugin) teardown() {
 	p.teardownOnce.Do(func() {
 		if p.kind != kindBuiltin && p.mux != nil {
+			// Let answers already on their way out (RegisterPlugin's reply
+			// races with a quick failure right after it) reach the plugin.
+			ctx, cancel := context.WithTimeout(context.Background(), replyDrainTimeout)
+			_ = p.rpcs.Shutdown(ctx)
+			cancel()
 			p.rpcc.Close()
 			p.rpcs.Close()
 			p.rpcl.Close()

@@ -28,6 +28,7 @@ var (
 var (
 	shutdownTimeout    = time.Second
 	processGracePeriod = 2 * time.Second
+	replyDrainTimeout  = 250 * time.Millisecond // replies still being written at teardown
 )
 
 // SetPluginRegistrationTimeout sets the registration timeout of plugins.
