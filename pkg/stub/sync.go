@@ -2,6 +2,7 @@ package stub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nri-handover/nri/api"
@@ -64,6 +65,11 @@ func (v *service) Synchronize(ctx context.Context, req *api.SynchronizeRequest) 
 		var err error
 		update, err = f(context.WithValue(ctx, syncInfoKey{}, info), round.GetPods(), round.GetContainers())
 		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				// Unwrapped, ttrpc reports it as a timeout (or cancellation)
+				// that the runtime can tell from a refusal.
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("plugin %s: synchronize: %w", s.Name(), err)
 		}
 	}
