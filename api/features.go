@@ -6,8 +6,15 @@ package api
 // them, independently of either peer's software version.
 const (
 	// FeatureHandover covers versioned registration, ShutdownRequest reasons,
-	// RoleChange, Takeover and delta synchronization rounds.
+	// RoleChange and Takeover. A plugin that offers it asks to be handed over
+	// to (and from) other instances of its name; it still gets exactly one
+	// full Synchronize per connection unless it also offers FeatureDeltaSync.
 	FeatureHandover = "handover/v1"
+	// FeatureDeltaSync lets the runtime send more than one synchronization
+	// round on a connection: delta rounds (only what changed since the
+	// previous round, with removals) and the full re-synchronization of a
+	// standby that is reactivated. Meaningful only with FeatureHandover.
+	FeatureDeltaSync = "delta-sync/v1"
 )
 
 // HasFeature reports whether features lists f.

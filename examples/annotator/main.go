@@ -27,10 +27,9 @@ type plugin struct {
 	log   *slog.Logger
 }
 
-// Synchronize skips containers a predecessor already stamped: a successor
-// learns from SyncInfoFrom that it takes over, so it need not redo them.
-func (p *plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
-	info, _ := stub.SyncInfoFrom(ctx)
+// SynchronizeRound skips containers a predecessor already stamped: a
+// successor learns from info that it takes over, so it need not redo them.
+func (p *plugin) SynchronizeRound(ctx context.Context, info *stub.SyncInfo, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	stamped := 0
 	for _, c := range ctrs {
 		if c.GetAnnotations()[HandledBy] != "" {
@@ -65,7 +64,7 @@ func main() {
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	opts := []stub.Option{stub.WithPluginName("annotator"), stub.WithPluginIdx("50"), stub.WithSocketPath(*socket),
-		stub.WithLogger(stub.NewSlogLogger(log))}
+		stub.WithLogger(stub.NewSlogLogger(log)), stub.WithHandover()}
 	if *version != "" {
 		opts = append(opts, stub.WithPluginVersion(*version))
 	}

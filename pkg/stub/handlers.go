@@ -12,6 +12,7 @@ import (
 type handlers struct {
 	configure          func(context.Context, string, string, string) (EventMask, error)
 	synchronize        func(context.Context, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, error)
+	syncRound          func(context.Context, *SyncInfo, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, error)
 	shutdown           func(context.Context)
 	shutdownWithReason func(context.Context, *api.ShutdownRequest)
 	roleChange         func(context.Context, *api.RoleChangeRequest) error
@@ -49,6 +50,9 @@ func setupHandlers(p Plugin) (handlers, EventMask, error) {
 	}
 	if x, ok := p.(SynchronizeInterface); ok {
 		h.synchronize = x.Synchronize
+	}
+	if x, ok := p.(SynchronizeRoundInterface); ok {
+		h.syncRound = x.SynchronizeRound
 	}
 	if x, ok := p.(ShutdownInterface); ok {
 		h.shutdown = x.Shutdown

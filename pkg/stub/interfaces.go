@@ -23,6 +23,17 @@ type SynchronizeInterface interface {
 	Synchronize(context.Context, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, error)
 }
 
+// SynchronizeRoundInterface is the delta-aware synchronization of a plugin
+// that opted into handover (WithHandover). It replaces Synchronize: the first
+// round of a connection is full; later rounds are delta rounds (info.Delta,
+// only what changed, with removals listed in info) or the full
+// re-synchronization of a reactivated standby (info.Takeover.Reactivation).
+// info.Takeover names the instance this one replaces, so work already done by
+// the predecessor (containers it stamped) can be skipped.
+type SynchronizeRoundInterface interface {
+	SynchronizeRound(ctx context.Context, info *SyncInfo, pods []*api.PodSandbox, containers []*api.Container) ([]*api.ContainerUpdate, error)
+}
+
 // ShutdownInterface is told that the runtime is about to disconnect the plugin.
 type ShutdownInterface interface {
 	Shutdown(context.Context)

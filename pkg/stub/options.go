@@ -165,6 +165,21 @@ func WithExitOnSuperseded() Option {
 	}
 }
 
+// WithHandover opts the plugin into handover: it registers with
+// api.FeatureHandover, so that a handover-capable runtime lets this instance
+// take over from an earlier instance of its name (and a later one take over
+// from it), and readiness then means "made active by the runtime". A plugin
+// that also implements SynchronizeRoundInterface gets delta rounds and can
+// stand by (api.FeatureDeltaSync). Without this option the stub behaves as
+// upstream's: every instance receives every event, one full Synchronize per
+// connection, ready once synchronized.
+func WithHandover() Option {
+	return func(s *stub) error {
+		s.handover = true
+		return nil
+	}
+}
+
 // errOption marks an error as coming from an option; the plugin's name is
 // not known yet at that point.
 func errOption(err error) error {

@@ -31,7 +31,7 @@ func (v *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*ap
 	}
 	s.runtimeNRIVersion = runtimeNRIVersion(req)
 	v.sess.configured = true
-	if api.HasFeature(req.GetFeatures(), api.FeatureHandover) {
+	if s.handover && api.HasFeature(req.GetFeatures(), api.FeatureHandover) {
 		v.sess.handover = true
 	}
 	s.evalReadiness(v.sess)
@@ -118,7 +118,7 @@ func (v *service) RoleChange(ctx context.Context, req *api.RoleChangeRequest) (*
 
 	setRole := func() {
 		s.mu.Lock()
-		v.sess.handover = true // only handover runtimes send roles
+		v.sess.handover = s.handover // only handover runtimes send roles, and only to plugins that opted in
 		v.sess.role = role
 		s.evalReadiness(v.sess)
 		s.mu.Unlock()

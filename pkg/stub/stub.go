@@ -90,6 +90,7 @@ type stub struct {
 	generation       uint64
 	readyFile        string
 	exitOnSuperseded bool
+	handover         bool // WithHandover
 	ready            *readiness
 
 	mu                  sync.Mutex

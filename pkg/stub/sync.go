@@ -60,18 +60,24 @@ func (v *service) Synchronize(ctx context.Context, req *api.SynchronizeRequest) 
 	s.logger.Infof(ctx, "plugin %s: synchronizing %d pods, %d containers (delta %v, takeover %v)",
 		s.Name(), len(round.GetPods()), len(round.GetContainers()), info.Delta, info.Takeover != nil)
 
-	var update []*api.ContainerUpdate
-	if f := s.h.synchronize; f != nil {
-		var err error
-		update, err = f(context.WithValue(ctx, syncInfoKey{}, info), round.GetPods(), round.GetContainers())
-		if err != nil {
-			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-				// Unwrapped, ttrpc reports it as a timeout (or cancellation)
-				// that the runtime can tell from a refusal.
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("plugin %s: synchronize: %w", s.Name(), err)
+	var (
+		update []*api.ContainerUpdate
+		err    error
+	)
+	hctx := context.WithValue(ctx, syncInfoKey{}, info)
+	switch {
+	case s.h.syncRound != nil:
+		update, err = s.h.syncRound(hctx, info, round.GetPods(), round.GetContainers())
+	case s.h.synchronize != nil:
+		update, err = s.h.synchronize(hctx, round.GetPods(), round.GetContainers())
+	}
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Unwrapped, ttrpc reports it as a timeout (or cancellation)
+			// that the runtime can tell from a refusal.
+			return nil, ctx.Err()
 		}
+		return nil, fmt.Errorf("plugin %s: synchronize: %w", s.Name(), err)
 	}
 
 	if !info.Delta {

@@ -92,6 +92,19 @@ func (s *stub) newSession(ctx context.Context, conn stdnet.Conn) (*session, erro
 	return sess, nil
 }
 
+// features lists the protocol features the plugin asks for: none unless it
+// opted into handover, so that a plugin written for upstream is treated as
+// upstream treats it.
+func (s *stub) features() []string {
+	if !s.handover {
+		return nil
+	}
+	if s.h.syncRound != nil {
+		return []string{api.FeatureHandover, api.FeatureDeltaSync}
+	}
+	return []string{api.FeatureHandover}
+}
+
 // register introduces the plugin and learns what the runtime offers.
 func (s *stub) register(ctx context.Context, sess *session) error {
 	req := &api.RegisterPluginRequest{
@@ -101,7 +114,7 @@ func (s *stub) register(ctx context.Context, sess *session) error {
 		PluginVersion: s.pluginVersion,
 		InstanceId:    s.instanceID,
 		Generation:    s.generation,
-		Features:      []string{api.FeatureHandover},
+		Features:      s.features(),
 	}
 	s.logger.Infof(ctx, "registering plugin %s (version %s, instance %q, generation %d)",
 		s.Name(), s.pluginVersion, s.instanceID, s.generation)
@@ -117,6 +130,8 @@ func (s *stub) register(ctx context.Context, sess *session) error {
 	defer s.mu.Unlock()
 	sess.registered = true
 	switch {
+	case !s.handover:
+		// Not asked for: whatever the runtime offers, behave as upstream.
 	case rpl.GetNRIVersion() == "":
 		s.logger.Infof(ctx, "plugin %s: the runtime does not know NRI handover (upstream NRI); handover unavailable, ready once synchronized", s.Name())
 	case api.HasFeature(rpl.GetFeatures(), api.FeatureHandover):

@@ -29,8 +29,7 @@ type benchPlugin struct {
 	full int // objects in the last full round
 }
 
-func (p *benchPlugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
-	info, _ := stub.SyncInfoFrom(ctx)
+func (p *benchPlugin) SynchronizeRound(ctx context.Context, info *stub.SyncInfo, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	delta := info != nil && info.Delta
 	n := len(pods) + len(ctrs)
 	cost := p.delay
@@ -92,7 +91,7 @@ func main() {
 	st, err := stub.New(p,
 		stub.WithPluginName(*name), stub.WithPluginIdx(*idx), stub.WithSocketPath(*socket),
 		stub.WithInstanceID(*instance), stub.WithPluginVersion(*version), stub.WithGeneration(*generation),
-		stub.WithLogger(logger),
+		stub.WithLogger(logger), stub.WithHandover(),
 	)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

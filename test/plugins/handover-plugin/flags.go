@@ -39,6 +39,9 @@ type options struct {
 	hangAt      string // hold at this step until SIGUSR2 or the request is cancelled
 
 	unsolicitedMem int64 // memory limit sent by SIGUSR1
+
+	legacy  bool // do not opt into handover (a plugin written for upstream)
+	noDelta bool // opt into handover without delta-aware synchronization
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -58,6 +61,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.failAt, "fail-at", "", "step at which to return an error")
 	fs.StringVar(&o.hangAt, "hang-at", "", "step at which to hold until SIGUSR2")
 	fs.Int64Var(&o.unsolicitedMem, "unsolicited-memory", 1<<30, "memory limit of the SIGUSR1 update")
+	fs.BoolVar(&o.legacy, "legacy", false, "do not opt into handover, as a plugin written for upstream")
+	fs.BoolVar(&o.noDelta, "no-delta", false, "opt into handover with upstream's Synchronize only (no delta rounds)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -64,6 +64,9 @@ func (p *plugin) stubOptions() []stub.Option {
 	if p.o.readyFile != "" {
 		opts = append(opts, stub.WithReadyFile(p.o.readyFile))
 	}
+	if !p.o.legacy {
+		opts = append(opts, stub.WithHandover())
+	}
 	return opts
 }
 
@@ -146,8 +149,32 @@ func (p *plugin) Configure(ctx context.Context, config, runtime, version string)
 	return 0, p.step(ctx, "configure")
 }
 
-func (p *plugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+// deltaPlugin is the plugin with delta-aware synchronization; fullPlugin has
+// only upstream's Synchronize.
+type (
+	deltaPlugin struct{ *plugin }
+	fullPlugin  struct{ *plugin }
+)
+
+func (p deltaPlugin) SynchronizeRound(ctx context.Context, info *stub.SyncInfo, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	return p.synchronize(ctx, info, pods, ctrs)
+}
+
+func (p fullPlugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	info, _ := stub.SyncInfoFrom(ctx)
+	return p.synchronize(ctx, info, pods, ctrs)
+}
+
+// stubPlugin is what the stub is given: the synchronization interface
+// decides whether the plugin asks for delta rounds.
+func (p *plugin) stubPlugin() stub.Plugin {
+	if p.o.noDelta || p.o.legacy {
+		return fullPlugin{p}
+	}
+	return deltaPlugin{p}
+}
+
+func (p *plugin) synchronize(ctx context.Context, info *stub.SyncInfo, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	kind, step := "full", "synchronize"
 	detail := []string{}
 	if info != nil && info.Delta {

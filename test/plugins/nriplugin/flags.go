@@ -48,6 +48,7 @@ type options struct {
 
 	readyFile        string // stub readiness file
 	exitOnSuperseded bool
+	handover         bool
 
 	validate         bool   // act as a validator too
 	rejectAnnotation string // as a validator, reject adjustments setting this annotation
@@ -81,6 +82,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.unsolicitedOn, "unsolicited-on", "", "when to send an unsolicited memory update")
 	fs.Int64Var(&o.unsolicitedMem, "unsolicited-memory", 0, "memory limit of the unsolicited update")
 	fs.StringVar(&o.readyFile, "ready-file", "", "file the stub keeps while this instance is the active one")
+	fs.BoolVar(&o.handover, "handover", false, "opt into handover (stub.WithHandover)")
 	fs.BoolVar(&o.exitOnSuperseded, "exit-on-superseded", false, "let Run return when superseded")
 	fs.BoolVar(&o.validate, "validate", false, "also validate container adjustments")
 	fs.StringVar(&o.rejectAnnotation, "reject-annotation", "", "as a validator, reject adjustments setting this annotation")

@@ -127,6 +127,9 @@ func stubOptions(o *options) []stub.Option {
 	if o.readyFile != "" {
 		opts = append(opts, stub.WithReadyFile(o.readyFile))
 	}
+	if o.handover {
+		opts = append(opts, stub.WithHandover())
+	}
 	if o.exitOnSuperseded {
 		opts = append(opts, stub.WithExitOnSuperseded())
 	}
