@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/containerd/ttrpc"
 	"github.com/nri-handover/nri/api"
@@ -88,6 +89,10 @@ type Adaptation struct {
 
 	syncGate *syncGate
 	reg      *registry
+	// dispatched counts events dispatched (under the adaptation's lock), so
+	// a commit can tell whether an event bypassing the sync gate passed
+	// after the state a joining plugin knows was taken.
+	dispatched atomic.Uint64
 
 	// lifecycle
 	state    sync.Mutex // guards started/stopped against concurrent Start/Stop
@@ -201,12 +206,4 @@ func (r *Adaptation) updateContainers(ctx context.Context, updates []*ContainerU
 		return nil, nil
 	}
 	return r.updateFn(ctx, updates)
-}
-
-// runtimeFeatures lists the protocol features offered to plugins.
-func (r *Adaptation) runtimeFeatures() []string {
-	if r.handover {
-		return []string{api.FeatureHandover}
-	}
-	return nil
 }

@@ -20,7 +20,7 @@ func (p *plugin) configure(ctx context.Context) error {
 		RegistrationTimeout: getRegistrationTimeout().Milliseconds(),
 		RequestTimeout:      getRequestTimeout().Milliseconds(),
 		NRIVersion:          p.r.nriVersion,
-		Features:            p.r.runtimeFeatures(),
+		Features:            p.offeredFeatures(),
 	}
 
 	rpl, err := p.svc.Configure(ctx, req)

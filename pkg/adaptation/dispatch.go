@@ -130,6 +130,7 @@ func (r *Adaptation) relay(ctx context.Context, plugins []*plugin, event api.Eve
 	if !ok {
 		return fmt.Errorf("no relay for event %s", event.PrettyName())
 	}
+	r.dispatched.Add(1)
 	for _, p := range plugins {
 		if p.isClosed() || !p.subscribed(event) {
 			continue

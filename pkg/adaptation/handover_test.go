@@ -3,40 +3,68 @@ package adaptation
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nri-handover/nri/api"
 )
 
+// testRegistry is a registry of an adaptation that offers handover, for
+// unit tests of the membership rules.
+func testRegistry(pol handoverPolicy) *registry {
+	r := &Adaptation{handover: true, metrics: noopMetrics{}, log: defaultLogger()}
+	r.reg = newRegistry(r)
+	r.reg.policy = pol
+	return r.reg
+}
+
+// optedIn is an external instance that asked for handover.
+func (g *registry) optedIn(idx, base, id string, gen uint64, version string) *plugin {
+	p := g.r.newPlugin(kindExternal)
+	p.setName(idx, base)
+	p.instance, p.generation, p.version = id, gen, version
+	p.features = []string{api.FeatureHandover, api.FeatureDeltaSync}
+	_ = g.track(p)
+	return p
+}
+
+// activate makes p, the candidate of its slot, the active instance, as a
+// commit does.
+func (g *registry) activate(t *testing.T, p *plugin) {
+	t.Helper()
+	if _, err := g.swap(p); err != nil {
+		t.Fatalf("swap %s: %v", p.describe(), err)
+	}
+}
+
 func TestClaimRules(t *testing.T) {
-	inst := func(id string, gen uint64, version string) *plugin {
-		return &plugin{idx: "10", base: "p", instance: id, generation: gen, version: version}
-	}
 	type step struct {
-		p       *plugin
-		commit  bool   // make it the active instance after the claim
-		wantErr string // substring; "" means accepted
+		id, version string
+		gen         uint64
+		commit      bool   // make it the active instance after the claim
+		wantErr     string // substring; "" means accepted
 	}
-	a, b := inst("a", 1, "v1"), inst("b", 2, "v2")
 	for _, tc := range []struct {
 		name      string
 		downgrade bool
 		steps     []step
 	}{
-		{"first instance", false, []step{{p: a}}},
-		{"rollout", false, []step{{p: a, commit: true}, {p: b}}},
-		{"rollback runs an older version", false, []step{{p: b, commit: true}, {p: inst("c", 3, "v1")}}},
-		{"refused downgrade", true, []step{{p: b, commit: true}, {p: inst("c", 3, "v1"), wantErr: "downgrades are refused"}}},
-		{"lower generation", false, []step{{p: b, commit: true}, {p: inst("c", 1, "v3"), wantErr: "rollout generation 1 < 2"}}},
-		{"superseded instance comes back", false, []step{{p: a, commit: true}, {p: b, commit: true}, {p: inst("a", 0, "v1"), wantErr: "was superseded by"}}},
-		{"unknown generations never block", false, []step{{p: inst("x", 0, ""), commit: true}, {p: inst("y", 0, "")}}},
-		{"unparsable versions never block", true, []step{{p: inst("x", 0, "main"), commit: true}, {p: inst("y", 0, "dev")}}},
+		{"first instance", false, []step{{id: "a", gen: 1, version: "v1"}}},
+		{"rollout", false, []step{{id: "a", gen: 1, version: "v1", commit: true}, {id: "b", gen: 2, version: "v2"}}},
+		{"rollback runs an older version", false, []step{{id: "b", gen: 2, version: "v2", commit: true}, {id: "c", gen: 3, version: "v1"}}},
+		{"refused downgrade", true, []step{{id: "b", gen: 2, version: "v2", commit: true}, {id: "c", gen: 3, version: "v1", wantErr: "downgrades are refused"}}},
+		{"lower generation", false, []step{{id: "b", gen: 2, version: "v2", commit: true}, {id: "c", gen: 1, version: "v3", wantErr: "rollout generation 1 < 2"}}},
+		{"superseded instance comes back", false, []step{{id: "a", gen: 1, commit: true}, {id: "b", gen: 1, commit: true}, {id: "a", wantErr: "was superseded"}}},
+		{"superseded twice over comes back", false, []step{{id: "a", commit: true}, {id: "b", commit: true}, {id: "c", commit: true}, {id: "a", wantErr: "was superseded"}}},
+		{"unknown generations never block", false, []step{{id: "x", commit: true}, {id: "y"}}},
+		{"unparsable versions never block", true, []step{{id: "x", version: "main", commit: true}, {id: "y", version: "dev"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := &registry{slots: map[string]*slot{}, policy: handoverPolicy{refuseDowngrades: tc.downgrade}}
+			g := testRegistry(handoverPolicy{refuseDowngrades: tc.downgrade})
 			for i, s := range tc.steps {
-				_, err := g.claim(s.p)
+				p := g.optedIn("10", "p", s.id, s.gen, s.version)
+				_, err := g.place(p)
 				switch {
 				case s.wantErr == "" && err != nil:
 					t.Fatalf("step %d: unexpected refusal: %v", i, err)
@@ -44,11 +72,7 @@ func TestClaimRules(t *testing.T) {
 					t.Fatalf("step %d: error %v, want one containing %q", i, err, s.wantErr)
 				}
 				if s.commit {
-					sl := g.slots["p"]
-					if old := sl.active; old != nil && old.instance != "" {
-						sl.retired[old.instance] = s.p
-					}
-					sl.active, sl.candidate = s.p, nil
+					g.activate(t, p)
 				}
 			}
 		})
@@ -56,17 +80,43 @@ func TestClaimRules(t *testing.T) {
 }
 
 func TestNewerCandidateDisplacesPendingOne(t *testing.T) {
-	g := &registry{slots: map[string]*slot{}}
-	b := &plugin{base: "p", instance: "b", generation: 2}
-	c := &plugin{base: "p", instance: "c", generation: 2}
-	if d, err := g.claim(b); d != nil || err != nil {
-		t.Fatalf("claim b: %v %v", d, err)
+	g := testRegistry(handoverPolicy{})
+	b := g.optedIn("10", "p", "b", 2, "")
+	c := g.optedIn("10", "p", "c", 2, "")
+	if d, err := g.place(b); d != nil || err != nil {
+		t.Fatalf("place b: %v %v", d, err)
 	}
-	if d, err := g.claim(c); d != b || err != nil {
-		t.Fatalf("claim c: displaced %v, %v; want b", d, err)
+	if d, err := g.place(c); d != b || err != nil {
+		t.Fatalf("place c: displaced %v, %v; want b", d, err)
 	}
-	if _, err := g.claim(&plugin{base: "p", instance: "o", generation: 1}); err == nil {
+	if _, err := g.place(g.optedIn("10", "p", "o", 1, "")); err == nil {
 		t.Fatal("a lower generation displaced the pending candidate")
+	}
+}
+
+// A slot forgets its superseded instances when it empties, and remembers at
+// most maxRetired of them while it lives.
+func TestRetiredIDsLiveWithTheirSlot(t *testing.T) {
+	g := testRegistry(handoverPolicy{})
+	var last *plugin
+	for i := range maxRetired + 4 {
+		p := g.optedIn("10", "p", strconv.Itoa(i), 0, "")
+		if _, err := g.place(p); err != nil {
+			t.Fatal(err)
+		}
+		g.activate(t, p)
+		last = p
+	}
+	s := last.slot
+	if len(s.retired) != maxRetired {
+		t.Fatalf("slot remembers %d retired ids, want %d", len(s.retired), maxRetired)
+	}
+	g.remove(last)
+	if _, ok := g.named["p"]; ok {
+		t.Fatal("an empty slot was kept")
+	}
+	if _, err := g.place(g.optedIn("10", "p", "0", 0, "")); err != nil {
+		t.Fatalf("a retired id is refused after its slot emptied: %v", err)
 	}
 }
 
@@ -110,8 +160,8 @@ func TestSnapshotDiff(t *testing.T) {
 	if !slices.Equal(d.removedPods, []string{"p2"}) || !slices.Equal(d.removedCtrs, []string{"c2"}) {
 		t.Errorf("removed %v %v", d.removedPods, d.removedCtrs)
 	}
-	if !diff(before, before).empty() {
-		t.Error("a snapshot differs from itself")
+	if d := diff(before, now); !d.empty() {
+		t.Errorf("a second delta against the same state is not empty: %+v", d)
 	}
 }
 

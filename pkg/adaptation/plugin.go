@@ -85,10 +85,11 @@ type plugin struct {
 	legacy       map[api.Event]bool // events relayed through StateChange
 	warned       map[api.Event]bool
 
-	// Handover: the role the registry decided (guarded by the registry's
-	// lock) and a lock that keeps RoleChange calls to the plugin in order.
-	role   api.PluginRole
-	roleMu sync.Mutex
+	// Membership (registry.go), guarded by the registry's lock: the slot
+	// the plugin was placed in at registration and, for opted-in plugins,
+	// the role the registry decided.
+	slot *slot
+	role api.PluginRole
 
 	lostOnce     sync.Once
 	teardownOnce sync.Once
@@ -258,6 +259,18 @@ func (p *plugin) start(ctx context.Context) error {
 // the plugin is fully torn down. successor names the instance taking over,
 // for SHUTDOWN_REASON_SUPERSEDED.
 func (p *plugin) shutdown(reason api.ShutdownReason, msg string, successor *plugin) <-chan struct{} {
+	return p.disconnect(reason, msg, successor, false)
+}
+
+// supersede is shutdown for an instance a switch replaced: the notice is
+// delivered (or times out) before it returns, so the successor is told it is
+// active only after its predecessor heard it is not; the rest of the
+// teardown happens in the background.
+func (p *plugin) supersede(msg string, successor *plugin) {
+	p.disconnect(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, msg, successor, true)
+}
+
+func (p *plugin) disconnect(reason api.ShutdownReason, msg string, successor *plugin, waitNotice bool) <-chan struct{} {
 	// Out of event delivery first: if p was active and a standby waits, the
 	// registry reserves the sync gate before anything else can happen.
 	p.r.reg.remove(p)
@@ -273,31 +286,43 @@ func (p *plugin) shutdown(reason api.ShutdownReason, msg string, successor *plug
 	}
 	p.r.log.Infof(p.r.ctx, "disconnecting plugin %s (%s): %s", p.qualifiedName(), reason, msg)
 
+	if waitNotice {
+		p.notifyShutdown(req)
+		go p.teardown()
+		return p.doneC
+	}
 	go func() {
-		select {
-		case <-p.lostC:
-		default:
-			if p.svc == nil {
-				break // never connected: nobody to tell
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-			if _, err := p.svc.Shutdown(ctx, req); err != nil {
-				p.r.log.Debugf(ctx, "plugin %s did not acknowledge shutdown: %v", p.name(), err)
-			}
-			if reason == api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED {
-				// The error reply to RegisterPlugin travels on the other
-				// service of the connection; give the plugin the chance
-				// to read it and hang up before we close.
-				select {
-				case <-p.lostC:
-				case <-ctx.Done():
-				}
-			}
-			cancel()
-		}
+		p.notifyShutdown(req)
 		p.teardown()
 	}()
 	return p.doneC
+}
+
+// notifyShutdown tells the plugin why it is disconnected, bounded by
+// shutdownTimeout.
+func (p *plugin) notifyShutdown(req *api.ShutdownRequest) {
+	select {
+	case <-p.lostC:
+		return
+	default:
+	}
+	if p.svc == nil {
+		return // never connected: nobody to tell
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if _, err := p.svc.Shutdown(ctx, req); err != nil {
+		p.r.log.Debugf(ctx, "plugin %s did not acknowledge shutdown: %v", p.name(), err)
+	}
+	if req.Reason == api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED {
+		// The error reply to RegisterPlugin travels on the other service
+		// of the connection; give the plugin the chance to read it and
+		// hang up before we close.
+		select {
+		case <-p.lostC:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // connectionLost is the ttrpc client's close callback: the plugin went away

@@ -1,42 +1,98 @@
 package adaptation
 
+// Membership: one model for every plugin.
+//
+// Every plugin instance sits in a slot, and the active instance of each slot
+// receives events, slots ordered by index, name and registration. A plugin
+// that did not opt into handover (every plugin written for upstream, every
+// builtin and pre-installed plugin) has a slot of its own, so it runs exactly
+// as under upstream NRI: 10-logger and 90-logger both receive every event, and
+// so do two connections registering the same name and index. An external
+// plugin that opted in (api.FeatureHandover) shares the slot of its name with
+// the other opted-in instances of that name; handover.go decides who of them
+// is active. Two rules tie the kinds together:
+//
+//   - builtin and pre-installed plugins are never displaced: an opted-in
+//     external plugin with the name of one is refused;
+//   - an opted-in instance takes over a plugin written for upstream with the
+//     same name and index (the upgrade path of today's plugins), and while it
+//     holds that name and index, such a plugin is refused: neither flapping
+//     nor two instances side by side.
+
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
-
-	"github.com/nri-handover/nri/api"
+	"time"
 )
 
 // errStopped refuses plugins once the runtime is stopping.
 var errStopped = errors.New("NRI runtime is stopping")
 
 // registry is the single owner of plugin bookkeeping: which plugins exist,
-// how one joins (synchronization and commit), which ones receive events and
-// in what order. Event dispatch only ever reads active().
+// which slot each one is in, which ones receive events and in what order.
+// Event dispatch only ever reads active().
 type registry struct {
 	r *Adaptation
 
 	mu      sync.Mutex
 	plugins []*plugin            // active, in dispatch order; replaced, never modified in place
 	all     map[*plugin]struct{} // every plugin from creation until torn down
+	named   map[string]*slot     // the shared slots of opted-in plugins, by name
 	closed  bool
 	seq     uint64
-
-	// Handover state (handover.go): instances grouped by plugin name.
-	slots  map[string]*slot
-	policy handoverPolicy
+	policy  handoverPolicy
 }
 
 func newRegistry(r *Adaptation) *registry {
-	return &registry{r: r, all: map[*plugin]struct{}{}, slots: map[string]*slot{}}
+	return &registry{r: r, all: map[*plugin]struct{}{}, named: map[string]*slot{}}
 }
 
-// track registers a new plugin object so that Stop can find it, and gives it
-// a sequence number (replaced by stamp when it registers).
+// slot is one place in the dispatch order. A slot of its own holds one
+// plugin (as candidate while it joins, then active); a shared slot holds the
+// instances of one opted-in plugin name.
+type slot struct {
+	name      string // shared slots only
+	active    *plugin
+	candidate *plugin // joining; at most one, a newer one displaces it
+	standby   *plugin // superseded, kept for the grace period (handover.go)
+	graceT    *time.Timer
+	// retired lists the instance ids this slot superseded, newest last. They
+	// are refused while the slot lives (a superseded pod restarted by the
+	// kubelet must not flap back) and forgotten with it.
+	retired []string
+}
+
+// maxRetired bounds the instance ids a slot remembers: one per rollout is
+// needed only until the superseded pod is gone.
+const maxRetired = 16
+
+func (s *slot) shared() bool { return s.name != "" }
+
+func (s *slot) empty() bool { return s.active == nil && s.candidate == nil && s.standby == nil }
+
+func (s *slot) retire(id string) {
+	if id == "" || slices.Contains(s.retired, id) {
+		return
+	}
+	s.retired = append(s.retired, id)
+	if n := len(s.retired) - maxRetired; n > 0 {
+		s.retired = slices.Delete(s.retired, 0, n)
+	}
+}
+
+// holder is the instance that holds a shared slot's name: the active one, or
+// the candidate about to take over.
+func (s *slot) holder() *plugin {
+	if s.active != nil {
+		return s.active
+	}
+	return s.candidate
+}
+
+// track registers a new plugin object so that Stop can find it.
 func (g *registry) track(p *plugin) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -47,15 +103,6 @@ func (g *registry) track(p *plugin) error {
 	p.seq = g.seq
 	g.all[p] = struct{}{}
 	return nil
-}
-
-// stamp records the order of successful registrations, the last tie-breaker
-// of the dispatch order.
-func (g *registry) stamp(p *plugin) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.seq++
-	p.seq = g.seq
 }
 
 // untrack forgets a torn-down plugin.
@@ -91,52 +138,126 @@ func (g *registry) active() []*plugin {
 	return g.plugins
 }
 
-// remove takes a plugin out of event delivery. It is called when a plugin is
-// dropped or its connection closes, possibly during dispatch, so it only
-// takes the registry's own lock.
-func (g *registry) remove(p *plugin) {
-	g.mu.Lock()
-	if g.r.handover {
-		if standby := g.vacate(p); standby != nil {
-			ticket := g.r.syncGate.enqueue()
-			g.r.wg.Add(1)
-			go func() {
-				defer g.r.wg.Done()
-				g.reactivate(standby, p, ticket)
-			}()
-		}
-	}
-	i := slices.Index(g.plugins, p)
-	if i < 0 {
-		g.mu.Unlock()
-		return
-	}
-	g.plugins = slices.Delete(slices.Clone(g.plugins), i, i+1)
-	n := len(g.plugins)
-	g.mu.Unlock()
-
-	g.r.metrics.UpdatePluginCount(n)
-	g.r.log.Infof(g.r.ctx, "plugin %s removed", p.qualifiedName())
-}
-
-// screen is admission control at registration time: it may refuse a plugin
-// before it is configured and synchronized for nothing. The error becomes
-// RegisterPlugin's reply and the plugin is disconnected with
-// SHUTDOWN_REASON_REGISTRATION_REJECTED. Without handover every plugin that
-// registered with a valid name and index is accepted.
-func (g *registry) screen(p *plugin) error {
-	if g.r.handover {
-		return g.screenHandover(p)
-	}
+// place is admission control at registration time: it puts p into its slot
+// as the candidate, or refuses it before it is configured and synchronized
+// for nothing. The error becomes RegisterPlugin's reply and the plugin is
+// disconnected with SHUTDOWN_REASON_REGISTRATION_REJECTED. A pending
+// candidate that p displaces is returned, for the caller to disconnect.
+func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed {
-		return errStopped
+	switch {
+	case g.closed:
+		return nil, errStopped
+	case p.isClosed():
+		return nil, fmt.Errorf("plugin %s is disconnecting", p.name())
+	}
+	g.seq++
+	p.seq = g.seq // registration order: the last tie-breaker of dispatch order
+	if !p.handsOver() {
+		if err := g.refuseBesideHolder(p); err != nil {
+			return nil, err
+		}
+		p.slot = &slot{candidate: p}
+		return nil, nil
+	}
+	for q := range g.all {
+		if q.kind != kindExternal && q.base == p.base && q != p {
+			return nil, fmt.Errorf("plugin %s may not take over %s plugin %s", p.describe(), q.kind, q.name())
+		}
+	}
+	s := g.named[p.base]
+	if s == nil {
+		s = &slot{name: p.base}
+		g.named[p.base] = s
+	}
+	if err := g.policy.mayClaim(s, p); err != nil {
+		if s.empty() {
+			delete(g.named, p.base)
+		}
+		return nil, err
+	}
+	displaced, s.candidate = s.candidate, p
+	p.slot = s
+	return displaced, nil
+}
+
+// refuseBesideHolder refuses an external plugin written for upstream while an
+// opted-in instance holds its name and index: the two would run side by side,
+// and the older one, restarted after being superseded, would not know to
+// stand back. g.mu is held.
+func (g *registry) refuseBesideHolder(p *plugin) error {
+	if p.kind != kindExternal {
+		return nil
+	}
+	if s := g.named[p.base]; s != nil {
+		if h := s.holder(); h != nil && h.idx == p.idx {
+			return fmt.Errorf("plugin %s does not support handover and may not run beside %s, which took over its name", p.name(), h.describe())
+		}
 	}
 	return nil
 }
 
-// mayUpdate decides whether a plugin may send unsolicited container updates.
+// legacyPredecessors lists the active external plugins written for upstream
+// that an opted-in p takes over: those with its name and index. g.mu is held.
+func (g *registry) legacyPredecessors(p *plugin) []*plugin {
+	var out []*plugin
+	for q := range g.all {
+		if q != p && q.kind == kindExternal && !q.handsOver() && q.idx == p.idx && q.base == p.base &&
+			q.slot != nil && q.slot.active == q {
+			out = append(out, q)
+		}
+	}
+	slices.SortFunc(out, dispatchOrder)
+	return out
+}
+
+// remove takes a plugin out of its slot and out of event delivery. It is
+// called when a plugin is dropped or its connection closes, possibly during
+// dispatch, so it only takes the registry's own lock. If p was the active
+// instance of a slot with a standby, the sync gate is reserved at once and
+// the standby reactivated.
+func (g *registry) remove(p *plugin) {
+	g.mu.Lock()
+	s := p.slot
+	if s == nil {
+		g.mu.Unlock()
+		return
+	}
+	wasActive := s.active == p
+	var standby *plugin
+	switch p {
+	case s.candidate:
+		s.candidate = nil
+	case s.standby:
+		s.standby = nil
+		s.stopGrace()
+	case s.active:
+		s.active = nil
+		if s.standby != nil && !g.closed {
+			standby = s.standby
+			s.stopGrace()
+		}
+	}
+	if s.shared() && s.empty() && g.named[s.name] == s {
+		delete(g.named, s.name)
+	}
+	if standby != nil {
+		g.startReactivation(standby, p)
+	}
+	if wasActive {
+		g.rebuild()
+	}
+	g.mu.Unlock()
+
+	if wasActive {
+		g.r.log.Infof(g.r.ctx, "plugin %s removed", p.qualifiedName())
+	}
+}
+
+// mayUpdate decides whether a plugin may send unsolicited container updates:
+// any registered plugin, except an opted-in instance that is not the active
+// one of its name.
 func (g *registry) mayUpdate(p *plugin) error {
 	p.mu.Lock()
 	closing, registered := p.closing, p.registered
@@ -149,106 +270,30 @@ func (g *registry) mayUpdate(p *plugin) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.mayUpdateHandover(p)
+	s := p.slot
+	if s == nil || !s.shared() || s.active == p {
+		return nil
+	}
+	if s.active == nil {
+		return fmt.Errorf("plugin %s is not the active instance of %q", p.describe(), s.name)
+	}
+	if s.standby == p || slices.Contains(s.retired, p.instance) {
+		return fmt.Errorf("plugin %s was superseded by %s and may not update containers", p.describe(), s.active.describe())
+	}
+	return fmt.Errorf("plugin %s is not the active instance of %q (%s is)", p.describe(), s.name, s.active.describe())
 }
 
-// admit brings a registered and configured plugin into event delivery: with
-// runtime operations blocked (the sync gate), it synchronizes the plugin
-// with the runtime's snapshot and commits it into the active set under the
-// adaptation's lock, so every event is either in the snapshot or delivered to
-// the plugin. Updates the plugin asks for are applied once all locks are
-// released. On failure the plugin has been disconnected.
-func (g *registry) admit(ctx context.Context, p *plugin) error {
-	r := g.r
-	if r.handover {
-		return g.admitHandover(ctx, p)
-	}
-	if err := r.syncGate.Lock(ctx); err != nil {
-		p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, "runtime is shutting down", nil)
-		return fmt.Errorf("plugin %s not synchronized: %w", p.name(), err)
-	}
-	gateHeld := true
-	defer func() {
-		if gateHeld {
-			r.syncGate.Unlock()
-		}
-	}()
-
-	updates, err := g.synchronize(ctx, p)
-	if err != nil {
-		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
-		return err
-	}
-
-	r.Lock()
-	err = g.commit(p)
-	r.Unlock()
-	r.syncGate.Unlock()
-	gateHeld = false
-
-	if err != nil {
-		p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, err.Error(), nil)
-		return err
-	}
-	r.log.Infof(ctx, "plugin %s connected and synchronized", p.qualifiedName())
-
-	if len(updates) > 0 {
-		failed, err := r.updateContainers(ctx, updates)
-		if err != nil || len(failed) > 0 {
-			r.log.Warnf(ctx, "runtime failed to apply %d of %d updates from plugin %s synchronization: %v",
-				len(failed), len(updates), p.name(), err)
+// rebuild recomputes the dispatch list from the slots. g.mu is held.
+func (g *registry) rebuild() {
+	var ps []*plugin
+	for p := range g.all {
+		if p.slot != nil && p.slot.active == p {
+			ps = append(ps, p)
 		}
 	}
-	return nil
-}
-
-// synchronize runs the runtime's SyncFn to synchronize one plugin and
-// returns the updates it asked for. The caller holds the sync gate.
-func (g *registry) synchronize(ctx context.Context, p *plugin) ([]*ContainerUpdate, error) {
-	var (
-		called  bool
-		updates []*ContainerUpdate
-		syncErr error
-	)
-	err := g.r.syncFn(ctx, func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
-		if called {
-			return nil, fmt.Errorf("plugin %s is already synchronized", p.name())
-		}
-		called = true
-		updates, syncErr = p.synchronize(ctx, pods, ctrs, nil)
-		return nil, syncErr
-	})
-	switch {
-	case syncErr != nil: // reported even if the runtime swallowed it
-		return nil, syncErr
-	case err != nil:
-		return nil, fmt.Errorf("plugin %s: runtime failed to synchronize: %w", p.name(), err)
-	case !called:
-		return nil, fmt.Errorf("plugin %s: runtime returned no snapshot", p.name())
-	}
-	return updates, nil
-}
-
-// commit adds a synchronized plugin to the active set. The caller holds the
-// adaptation's lock.
-func (g *registry) commit(p *plugin) error {
-	g.mu.Lock()
-	switch {
-	case g.closed:
-		g.mu.Unlock()
-		return errStopped
-	case p.isClosed():
-		g.mu.Unlock()
-		return fmt.Errorf("plugin %s closed during synchronization", p.name())
-	}
-	plugins := append(slices.Clone(g.plugins), p)
-	slices.SortStableFunc(plugins, dispatchOrder)
-	g.plugins = plugins
-	g.mu.Unlock()
-
-	g.r.metrics.UpdatePluginCount(len(plugins))
-	g.logOrder(plugins)
-	return nil
+	slices.SortFunc(ps, dispatchOrder)
+	g.plugins = ps
+	g.r.metrics.UpdatePluginCount(len(ps))
 }
 
 func (g *registry) logOrder(plugins []*plugin) {
@@ -262,8 +307,8 @@ func (g *registry) logOrder(plugins []*plugin) {
 	}
 }
 
-// dispatchOrder orders plugins by index, then name, then creation: the order
-// is total and the same on every run with the same plugins.
+// dispatchOrder orders plugins by index, then name, then registration: the
+// order is total and the same on every run with the same plugins.
 func dispatchOrder(a, b *plugin) int {
 	return cmp.Or(
 		cmp.Compare(a.idx, b.idx),

@@ -22,7 +22,6 @@ func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPl
 	p := s.p
 	err := p.register(req)
 	if err == nil {
-		p.r.reg.stamp(p)
 		err = p.r.reg.screen(p)
 	}
 	if err != nil {
@@ -45,7 +44,7 @@ func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPl
 
 	return &api.RegisterPluginResponse{
 		NRIVersion: p.r.nriVersion,
-		Features:   p.r.runtimeFeatures(),
+		Features:   p.offeredFeatures(),
 	}, nil
 }
 

@@ -120,7 +120,7 @@ func TestIdentity(t *testing.T) {
 func TestRegistrationCarriesVersionedIdentity(t *testing.T) {
 	t.Setenv(InstanceIDEnvVar, "pod-uid-1")
 	t.Setenv(GenerationEnvVar, "12")
-	s, rt := newTestStub(t, newTestPlugin(), WithPluginVersion("v2.0.0"))
+	s, rt := newTestStub(t, newTestPlugin(), WithPluginVersion("v2.0.0"), WithHandover())
 	runStub(t, s, context.Background())
 
 	req := rt.awaitRegistration()
@@ -282,7 +282,7 @@ func (o onlyCreateConfigurable) Configure(context.Context, string, string, strin
 func TestReadinessFollowsRole(t *testing.T) {
 	p := newTestPlugin()
 	file := filepath.Join(t.TempDir(), "sub", "ready")
-	s, rt := newTestStub(t, p, WithReadyFile(file))
+	s, rt := newTestStub(t, p, WithReadyFile(file), WithHandover())
 	runStub(t, s, context.Background())
 	readyz := httptest.NewServer(s.ReadyzHandler())
 	defer readyz.Close()
@@ -643,4 +643,57 @@ func TestStopBeforeStart(t *testing.T) {
 	}
 	s.Stop()
 	s.Wait()
+}
+
+// A plugin that did not opt in registers without features and, even when
+// the runtime offers handover, is a plain upstream plugin: ready once
+// synchronized, no handover.
+func TestWithoutHandoverBehavesAsUpstream(t *testing.T) {
+	p := newTestPlugin()
+	file := filepath.Join(t.TempDir(), "ready")
+	s, rt := newTestStub(t, p, WithReadyFile(file))
+	runStub(t, s, context.Background())
+	readyz := httptest.NewServer(s.ReadyzHandler())
+	defer readyz.Close()
+
+	if req := rt.awaitRegistration(); len(req.GetFeatures()) != 0 {
+		t.Fatalf("registered with features %v without opting in", req.GetFeatures())
+	}
+	rt.configure(true)
+	rt.synchronize(&api.SynchronizeRequest{})
+	recv(t, p.syncC, "synchronize")
+	if s.HandoverAvailable() {
+		t.Fatal("handover reported available without opting in")
+	}
+	assertReady(t, s, readyz.URL, file, true)
+}
+
+type roundPlugin struct{ onlyCreate }
+
+func (roundPlugin) SynchronizeRound(context.Context, *SyncInfo, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, error) {
+	return nil, nil
+}
+
+// Delta rounds are asked for only by an opted-in plugin that implements
+// SynchronizeRoundInterface.
+func TestFeaturesFollowOptIn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    Plugin
+		opts []Option
+		want []string
+	}{
+		{"upstream plugin", newTestPlugin(), nil, nil},
+		{"round handler without opt-in", roundPlugin{}, nil, nil},
+		{"opted in, Synchronize only", newTestPlugin(), []Option{WithHandover()}, []string{api.FeatureHandover}},
+		{"opted in with rounds", roundPlugin{}, []Option{WithHandover()}, []string{api.FeatureHandover, api.FeatureDeltaSync}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, rt := newTestStub(t, tc.p, tc.opts...)
+			runStub(t, s, context.Background())
+			if got := rt.awaitRegistration().GetFeatures(); !slices.Equal(got, tc.want) {
+				t.Fatalf("features %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

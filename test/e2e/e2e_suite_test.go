@@ -113,11 +113,12 @@ func reap(p *harness.Proc) {
 	}
 }
 
-// synced waits until the runtime has committed every plugin: each one was
-// synchronized and told it is active.
+// synced waits until the runtime has committed every plugin, relying on
+// upstream's guarantee: once a plugin's Synchronize returned, the next
+// BlockPluginSync waits until it is registered.
 func synced(rt *testruntime.Runtime, ps ...*harness.Plugin) {
 	for _, p := range ps {
-		Eventually(p.Active).Should(BeTrue(), "plugin %s never became active", p.Name)
+		Eventually(p.Synchronized).Should(BeTrue(), "plugin %s never synchronized", p.Name)
 	}
 	rt.Barrier()
 }

@@ -73,7 +73,8 @@ var _ = Describe("Plugin failures", func() {
 		good := startPlugin(harness.PluginSpec{
 			Name: "good", Idx: "10", Socket: rt.SocketPath(), Record: recordFile("good"),
 		})
-		Eventually(good.Active).WithTimeout(time.Minute).Should(BeTrue())
+		Eventually(good.Synchronized).WithTimeout(time.Minute).Should(BeTrue())
+		rt.Barrier()
 		Expect(rt.Lifecycle(bg(), "pod0", "ctr0")).To(Succeed())
 		Expect(good.Events()).To(HaveLen(13))
 	})
@@ -90,7 +91,8 @@ var _ = Describe("Plugin failures", func() {
 		good := startPlugin(harness.PluginSpec{
 			Name: "good", Idx: "10", Socket: rt.SocketPath(), Record: recordFile("good"),
 		})
-		Eventually(good.Active).WithTimeout(time.Minute).Should(BeTrue())
+		Eventually(good.Synchronized).WithTimeout(time.Minute).Should(BeTrue())
+		rt.Barrier()
 		Expect(rt.RunPod(bg(), testruntime.NewPod("pod0"))).To(Succeed())
 		Expect(good.Events()).To(Equal([]string{"RunPodSandbox:pod0"}))
 		Expect(hung.Events()).To(BeEmpty())

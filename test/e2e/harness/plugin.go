@@ -42,6 +42,7 @@ type PluginSpec struct {
 
 	ReadyFile        string
 	ExitOnSuperseded bool
+	Handover         bool // opt into handover (stub.WithHandover)
 
 	Validate         bool   // also act as a validator
 	RejectAnnotation string // as a validator, reject adjustments setting it
@@ -100,7 +101,7 @@ func (s PluginSpec) Args() []string {
 		flag string
 		on   bool
 	}{
-		{"exit-on-superseded", s.ExitOnSuperseded}, {"validate", s.Validate}, {"reconnect", s.Reconnect},
+		{"exit-on-superseded", s.ExitOnSuperseded}, {"handover", s.Handover}, {"validate", s.Validate}, {"reconnect", s.Reconnect},
 		{"fail-request", s.FailRequest}, {"keep-connected", s.KeepConnected},
 	} {
 		if b.on {

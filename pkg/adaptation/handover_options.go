@@ -1,0 +1,80 @@
+package adaptation
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// handoverPolicy is what the runtime chose about handover.
+type handoverPolicy struct {
+	grace            time.Duration // how long a superseded instance stays as a standby
+	refuseDowngrades bool
+}
+
+// WithPluginHandover turns handover on (the default) or off. It applies only
+// to external plugins that ask for it (api.FeatureHandover); every other
+// plugin is treated as upstream NRI treats it either way. Off, no plugin is
+// offered handover, so every instance of every plugin receives every event.
+func WithPluginHandover(enabled bool) Option {
+	return func(r *Adaptation) error {
+		r.handover = enabled
+		return nil
+	}
+}
+
+// WithStandbyGrace keeps a superseded instance connected, without events, for
+// d after the switch, if it supports several synchronization rounds
+// (api.FeatureDeltaSync). If its successor disconnects within d, the standby
+// is re-synchronized and becomes active again. Zero (the default) disconnects
+// the superseded instance right after the switch.
+func WithStandbyGrace(d time.Duration) Option {
+	return func(r *Adaptation) error {
+		if d < 0 {
+			return fmt.Errorf("invalid standby grace period %s", d)
+		}
+		r.reg.policy.grace = d
+		return nil
+	}
+}
+
+// WithRefuseDowngrades refuses a newcomer whose plugin version is lower than
+// the active instance's. Rollbacks then need the old instance removed first.
+func WithRefuseDowngrades() Option {
+	return func(r *Adaptation) error {
+		r.reg.policy.refuseDowngrades = true
+		return nil
+	}
+}
+
+// HandoverMetrics is implemented by a Metrics that also wants handover
+// measurements. It is optional so that upstream-shaped Metrics keep working.
+type HandoverMetrics interface {
+	// RecordHandover reports one handover attempt of plugin: its outcome
+	// ("completed", "rejected", "failed", "displaced", "reactivated"), how
+	// long it took from registration, and how long runtime events waited for
+	// its commit.
+	RecordHandover(plugin, outcome string, duration, eventWait time.Duration)
+}
+
+// mayClaim decides whether p may become the candidate of the shared slot s:
+//   - an instance the slot retired may not come back while the slot lives;
+//   - a lower rollout generation never displaces a higher one;
+//   - with WithRefuseDowngrades, a lower plugin version never displaces a higher one;
+//   - otherwise the newest registration wins: it displaces a pending
+//     candidate, and the active instance at its commit.
+func (pol handoverPolicy) mayClaim(s *slot, p *plugin) error {
+	if p.instance != "" && slices.Contains(s.retired, p.instance) {
+		return fmt.Errorf("plugin %s was superseded and may not take over again while its successors are connected", p.describe())
+	}
+	for _, inc := range []*plugin{s.active, s.candidate} {
+		if inc != nil && p.generation != 0 && inc.generation != 0 && p.generation < inc.generation {
+			return fmt.Errorf("plugin %s is older than %s (rollout generation %d < %d)",
+				p.describe(), inc.describe(), p.generation, inc.generation)
+		}
+	}
+	if a := s.active; a != nil && pol.refuseDowngrades && versionLess(p.version, a.version) {
+		return fmt.Errorf("plugin %s would downgrade %s and downgrades are refused", p.describe(), a.describe())
+	}
+	return nil
+}
