@@ -16,6 +16,8 @@ cases=(
 	"retyped field|  string NRI_version = 3;|  int64 NRI_version = 3;|NRI_version"
 	"removed rpc|  rpc Shutdown(ShutdownRequest) returns (Empty);||Shutdown"
 	"unrelated request type|  rpc UpdateContainers(UpdateContainersRequest) returns (UpdateContainersResponse);|  rpc UpdateContainers(LogRequest) returns (UpdateContainersResponse);|rpccheck: FAIL nri.pkg.api.v1alpha1.Runtime.UpdateContainers request"
+	"addition with upstream's next number|  string plugin_version = 1000;|  string plugin_version = 4;|field 4 (plugin_version) of nri.pkg.api.v1alpha1.RegisterPluginRequest is added to nri.pkg.api.v1alpha1.RegisterPluginRequest outside 1000-1099"
+	"replaced Empty numbered from 1|  string NRI_version = 1000;|  string NRI_version = 1;|field 1 (NRI_version) of nri.pkg.api.v1alpha1.RegisterPluginResponse is added to nri.pkg.api.v1alpha1.Empty outside 1000-1099"
 	"unrelated response type|  rpc UpdateContainers(UpdateContainersRequest) returns (UpdateContainersResponse);|  rpc UpdateContainers(UpdateContainersRequest) returns (RegisterPluginResponse);|rpccheck: FAIL nri.pkg.api.v1alpha1.Runtime.UpdateContainers response"
 )
 
