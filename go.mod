@@ -1,18 +1,18 @@
 module github.com/nri-handover/nri
 
-go 1.26
+go 1.24.0
 
 require (
 	github.com/containerd/nri v0.12.5
-	github.com/containerd/ttrpc v1.2.7
-	github.com/onsi/ginkgo/v2 v2.34.0
-	github.com/onsi/gomega v1.44.0
+	github.com/containerd/ttrpc v1.2.8
+	github.com/onsi/ginkgo/v2 v2.28.2
+	github.com/onsi/gomega v1.42.0
 	github.com/opencontainers/runtime-spec v1.3.0
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.5
-	golang.org/x/mod v0.36.0
-	golang.org/x/sys v0.46.0
-	google.golang.org/grpc v1.65.1
+	golang.org/x/mod v0.33.0
+	golang.org/x/sys v0.41.0
+	google.golang.org/grpc v1.69.2
 	google.golang.org/protobuf v1.36.10
 )
 
@@ -26,11 +26,11 @@ require (
 	github.com/knqyf263/go-plugin v0.9.0 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/tetratelabs/wazero v1.11.0 // indirect
-	golang.org/x/net v0.56.0 // indirect
-	golang.org/x/sync v0.21.0 // indirect
-	golang.org/x/text v0.38.0 // indirect
-	golang.org/x/tools v0.45.0 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20240528184218-531527333157 // indirect
+	golang.org/x/net v0.50.0 // indirect
+	golang.org/x/sync v0.19.0 // indirect
+	golang.org/x/text v0.34.0 // indirect
+	golang.org/x/tools v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20241021214115-324edc3d5d38 // indirect
 )
 
 tool (

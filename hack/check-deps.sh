@@ -10,6 +10,11 @@
 #      pkg/net/multiplex (which carry no protobuf types);
 #   2. the upstream peers under test/upstream/ must not link our api package
 #      (directly or through any other package of ours).
+# And it keeps a runtime's toolchain where upstream leaves it:
+#   3. no module in our build list (ours included) may declare a newer go
+#      directive than upstream's at the version go.mod pins, or vendoring us
+#      would raise the runtime's own go line (`go get` raises ours silently
+#      when a dependency needs a newer Go).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -58,7 +63,16 @@ if ((${#patterns[@]} > 0)); then
 	fi
 fi
 
+upstream_go=$(go list -m -f '{{.GoVersion}}' "$upstream")
+while IFS='|' read -r mod version gover; do
+	[[ -z "$gover" ]] && continue
+	if [[ "$(printf '%s\n%s\n' "$upstream_go" "$gover" | sort -V | tail -n1)" != "$upstream_go" ]]; then
+		echo "check-deps: $mod${version:+ $version} needs go $gover; upstream $upstream needs only go $upstream_go" >&2
+		status=1
+	fi
+done < <(go list -m -f '{{.Path}}|{{.Version}}|{{.GoVersion}}' all)
+
 if ((status == 0)); then
-	echo "check-deps: no package links both our API and upstream's"
+	echo "check-deps: no package links both our API and upstream's; nothing needs a newer go than upstream's $upstream_go"
 fi
 exit "$status"

@@ -4,7 +4,8 @@
 # The wire-compatibility gate: lints PROTO_DIR (default: proto) and compares
 # it with upstream containerd/nri's pkg/api/api.proto at the version go.mod
 # pins, with buf's breaking rules (proto/buf.yaml) and hack/rpccheck for the
-# RPC signature rules buf's config switches off. Exits non-zero on any finding.
+# RPC signature rules buf's config switches off and for the numbers of our
+# added fields (1000-1099, see proto/api.proto). Exits non-zero on any finding.
 #
 # Needs BUF and RPCCHECK (paths to the binaries; `make check-wire` builds
 # them). Upstream's file is read from the Go module cache and copied only
@@ -42,7 +43,7 @@ echo "check-wire: buf lint $proto_dir"
 echo "check-wire: buf breaking $proto_dir against $upstream_module@$upstream_version pkg/api/api.proto"
 "$BUF" breaking "$proto_dir" --against "$work/upstream"
 
-echo "check-wire: rpccheck (RPC request/response types)"
+echo "check-wire: rpccheck (RPC request/response types, numbers of added fields)"
 "$BUF" build "$proto_dir" -o "$work/ours.binpb"
 "$BUF" build "$work/upstream" -o "$work/upstream.binpb"
 "$RPCCHECK" -old "$work/upstream.binpb" -new "$work/ours.binpb"

@@ -44,20 +44,22 @@ func (r report) failed() bool {
 // everything else; this stands in for the two rules we switch off there
 // (RPC_SAME_REQUEST_TYPE, RPC_SAME_RESPONSE_TYPE), which reject any type
 // change, even Empty to a new message, although an old peer cannot tell them
-// apart on the wire.
-func compareAPIs(oldAPI, newAPI *protoregistry.Files) report {
-	var r report
+// apart on the wire. It also requires every field the new API adds to an old
+// message, or to a type that replaces an old one, to be numbered within
+// additions (see additions.go).
+func compareAPIs(oldAPI, newAPI *protoregistry.Files, additions fieldRange) report {
+	r := report{problems: checkAddedFields(oldAPI, newAPI, additions)}
 	oldAPI.RangeFiles(func(f protoreflect.FileDescriptor) bool {
 		services := f.Services()
 		for i := 0; i < services.Len(); i++ {
-			compareService(&r, services.Get(i), newAPI)
+			compareService(&r, services.Get(i), newAPI, additions)
 		}
 		return true
 	})
 	return r
 }
 
-func compareService(r *report, oldSvc protoreflect.ServiceDescriptor, newAPI *protoregistry.Files) {
+func compareService(r *report, oldSvc protoreflect.ServiceDescriptor, newAPI *protoregistry.Files, additions fieldRange) {
 	d, err := newAPI.FindDescriptorByName(oldSvc.FullName())
 	if err != nil {
 		r.problems = append(r.problems, fmt.Sprintf("service %s is gone", oldSvc.FullName()))
@@ -79,22 +81,24 @@ func compareService(r *report, oldSvc protoreflect.ServiceDescriptor, newAPI *pr
 		if oldM.IsStreamingClient() != newM.IsStreamingClient() || oldM.IsStreamingServer() != newM.IsStreamingServer() {
 			r.problems = append(r.problems, fmt.Sprintf("method %s changed its streaming mode", oldM.FullName()))
 		}
-		compareSide(r, oldM.FullName(), "request", oldM.Input(), newM.Input())
-		compareSide(r, oldM.FullName(), "response", oldM.Output(), newM.Output())
+		compareSide(r, oldM.FullName(), "request", oldM.Input(), newM.Input(), additions)
+		compareSide(r, oldM.FullName(), "response", oldM.Output(), newM.Output(), additions)
 	}
 }
 
-func compareSide(r *report, method protoreflect.FullName, side string, oldMsg, newMsg protoreflect.MessageDescriptor) {
+func compareSide(r *report, method protoreflect.FullName, side string, oldMsg, newMsg protoreflect.MessageDescriptor, additions fieldRange) {
 	if oldMsg.FullName() == newMsg.FullName() {
 		// Same message on both sides: buf's field rules already vet it.
 		return
 	}
 	r.changes = append(r.changes, signatureChange{
-		method:   method,
-		side:     side,
-		oldType:  oldMsg.FullName(),
-		newType:  newMsg.FullName(),
-		problems: coverFields(oldMsg, newMsg),
+		method:  method,
+		side:    side,
+		oldType: oldMsg.FullName(),
+		newType: newMsg.FullName(),
+		// The new type stands where old peers send or expect oldMsg, so its
+		// extra fields are additions to oldMsg on the wire.
+		problems: append(coverFields(oldMsg, newMsg), strayFields(oldMsg, newMsg, additions)...),
 	})
 }
 

@@ -75,6 +75,9 @@ func api(t *testing.T, rpcs []string, msgs ...*descriptorpb.DescriptorProto) *pr
 	return files
 }
 
+// additions is the range the tests reserve for added fields, as check-wire does.
+var additions = fieldRange{lo: 1000, hi: 1099}
+
 func TestCompareAPIs(t *testing.T) {
 	req := message("Req",
 		fieldSpec{"name", 1, tString, optional, ""},
@@ -98,8 +101,41 @@ func TestCompareAPIs(t *testing.T) {
 		name:    "empty response becomes a new message",
 		oldRPCs: []string{"Do(Req)Empty"}, oldMsgs: []*descriptorpb.DescriptorProto{req, item},
 		newRPCs: []string{"Do(Req)Resp"}, newMsgs: []*descriptorpb.DescriptorProto{req, item,
-			message("Resp", fieldSpec{"version", 1, tString, optional, ""})},
+			message("Resp", fieldSpec{"version", 1000, tString, optional, ""})},
 		changes: 1,
+	}, {
+		name:    "empty response becomes a message numbered outside the additions",
+		oldRPCs: []string{"Do(Req)Empty"}, oldMsgs: []*descriptorpb.DescriptorProto{req, item},
+		newRPCs: []string{"Do(Req)Resp"}, newMsgs: []*descriptorpb.DescriptorProto{req, item,
+			message("Resp", fieldSpec{"version", 1, tString, optional, ""})},
+		changes: 1, wantError: "field 1 (version) of t.Resp is added to t.Empty outside 1000-1099",
+	}, {
+		name:    "empty request becomes an unrelated old message",
+		oldRPCs: []string{"Do(Req)Empty", "Stop(Empty)Empty"}, oldMsgs: []*descriptorpb.DescriptorProto{req, item},
+		newRPCs: []string{"Do(Req)Empty", "Stop(Req)Empty"}, newMsgs: []*descriptorpb.DescriptorProto{req, item},
+		changes: 1, wantError: "field 1 (name) of t.Req is added to t.Empty",
+	}, {
+		name:    "field added to an old message within the additions",
+		oldRPCs: []string{"Do(Req)Empty"}, oldMsgs: []*descriptorpb.DescriptorProto{req, item},
+		newRPCs: []string{"Do(Req)Empty"}, newMsgs: []*descriptorpb.DescriptorProto{item,
+			message("Req",
+				fieldSpec{"name", 1, tString, optional, ""},
+				fieldSpec{"items", 2, tMessage, repeated, ".t.Item"},
+				fieldSpec{"extra", 1099, tInt64, optional, ""})},
+	}, {
+		name:    "field added to an old message with upstream's next number",
+		oldRPCs: []string{"Do(Req)Empty"}, oldMsgs: []*descriptorpb.DescriptorProto{req, item},
+		newRPCs: []string{"Do(Req)Empty"}, newMsgs: []*descriptorpb.DescriptorProto{item,
+			message("Req",
+				fieldSpec{"name", 1, tString, optional, ""},
+				fieldSpec{"items", 2, tMessage, repeated, ".t.Item"},
+				fieldSpec{"extra", 3, tInt64, optional, ""})},
+		wantError: "field 3 (extra) of t.Req is added to t.Req outside 1000-1099",
+	}, {
+		name:    "field added to a message only the new API has",
+		oldRPCs: []string{"Do(Req)Empty"}, oldMsgs: []*descriptorpb.DescriptorProto{req, item},
+		newRPCs: []string{"Do(Req)Empty"}, newMsgs: []*descriptorpb.DescriptorProto{req, item,
+			message("Mine", fieldSpec{"first", 1, tString, optional, ""})},
 	}, {
 		name:    "request replaced by a superset",
 		oldRPCs: []string{"Do(Req)Empty"}, oldMsgs: []*descriptorpb.DescriptorProto{req, item},
@@ -107,7 +143,7 @@ func TestCompareAPIs(t *testing.T) {
 			message("Req2",
 				fieldSpec{"name", 1, tString, optional, ""},
 				fieldSpec{"items", 2, tMessage, repeated, ".t.Item"},
-				fieldSpec{"extra", 3, tInt64, optional, ""})},
+				fieldSpec{"extra", 1000, tInt64, optional, ""})},
 		changes: 1,
 	}, {
 		name:    "request replaced by an unrelated message",
@@ -150,7 +186,7 @@ func TestCompareAPIs(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := compareAPIs(api(t, tc.oldRPCs, tc.oldMsgs...), api(t, tc.newRPCs, tc.newMsgs...))
+			r := compareAPIs(api(t, tc.oldRPCs, tc.oldMsgs...), api(t, tc.newRPCs, tc.newMsgs...), additions)
 			if len(r.changes) != tc.changes {
 				t.Errorf("got %d changed signatures, want %d", len(r.changes), tc.changes)
 			}
@@ -185,8 +221,20 @@ func TestMapFieldsCompareByKeyAndValue(t *testing.T) {
 	}
 	r := compareAPIs(
 		api(t, []string{"Do(A)Empty"}, withMap("A")),
-		api(t, []string{"Do(B)Empty"}, withMap("A"), withMap("B")))
+		api(t, []string{"Do(B)Empty"}, withMap("A"), withMap("B")), additions)
 	if r.failed() || len(r.changes) != 1 {
 		t.Fatalf("map field with the same key and value types must pass, got %+v", r)
+	}
+}
+
+func TestFieldRangeFlag(t *testing.T) {
+	var fr fieldRange
+	if err := fr.Set("5000-5099"); err != nil || fr != (fieldRange{lo: 5000, hi: 5099}) {
+		t.Fatalf("Set(5000-5099) = %v, range %v", err, fr.String())
+	}
+	for _, bad := range []string{"", "7", "10-1", "0-5", "1-536870912"} {
+		if err := fr.Set(bad); err == nil {
+			t.Errorf("Set(%q) accepted, got %v", bad, fr.String())
+		}
 	}
 }

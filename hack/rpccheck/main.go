@@ -10,6 +10,11 @@
 //
 //	rpccheck -old upstream.binpb -new ours.binpb
 //
+// It also requires every field that the new API adds to a message of the old
+// one (or to a type that replaces an old RPC type) to be numbered in
+// -additions, 1000-1099 by default: the block proto/api.proto reserves for our
+// additions so that upstream's next field numbers never meet ours.
+//
 // Both inputs are FileDescriptorSets (or buf images, which decode as one),
 // e.g. from `buf build -o` or `protoc --include_imports --descriptor_set_out`.
 package main
@@ -29,6 +34,8 @@ import (
 func main() {
 	oldPath := flag.String("old", "", "descriptor set of the API old peers speak")
 	newPath := flag.String("new", "", "descriptor set of our API")
+	additions := fieldRange{lo: 1000, hi: 1099}
+	flag.Var(&additions, "additions", "field numbers (LO-HI) allowed for fields added to old messages")
 	flag.Parse()
 	if *oldPath == "" || *newPath == "" {
 		fmt.Fprintln(os.Stderr, "rpccheck: both -old and -new are required")
@@ -44,7 +51,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "rpccheck: %v\n", err)
 		os.Exit(2)
 	}
-	r := compareAPIs(oldAPI, newAPI)
+	r := compareAPIs(oldAPI, newAPI, additions)
 	printReport(os.Stdout, r)
 	if r.failed() {
 		os.Exit(1)

@@ -44,7 +44,7 @@ func TestJoiningPluginsSeeEveryPodExactlyOnce(t *testing.T) {
 	}
 
 	var wg sync.WaitGroup
-	wg.Go(func() {
+	spawn(&wg, func() {
 		for i := range nPods {
 			block := r.BlockPluginSync()
 			pod := &api.PodSandbox{Id: "pod-" + strconv.Itoa(i)}
@@ -58,7 +58,7 @@ func TestJoiningPluginsSeeEveryPodExactlyOnce(t *testing.T) {
 		}
 	})
 	for _, f := range plugins {
-		wg.Go(func() { f.connect(t, sock) })
+		spawn(&wg, func() { f.connect(t, sock) })
 	}
 	wg.Wait()
 	for _, f := range plugins {

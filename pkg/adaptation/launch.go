@@ -47,7 +47,7 @@ func (r *Adaptation) startPlugins() error {
 	started := make([]*plugin, len(found))
 	var wg sync.WaitGroup
 	for i, d := range found {
-		wg.Go(func() {
+		spawn(&wg, func() {
 			p, err := r.launchPlugin(d)
 			if err != nil {
 				r.log.Warnf(r.ctx, "failed to launch pre-installed NRI plugin %s-%s: %v", d.idx, d.base, err)

@@ -33,7 +33,7 @@ func (r *Adaptation) startListener() error {
 	}
 	r.listener = l
 
-	r.wg.Go(func() { r.acceptConnections(l) })
+	spawn(&r.wg, func() { r.acceptConnections(l) })
 	r.log.Infof(r.ctx, "accepting plugin connections on %s", r.socketPath)
 	return nil
 }
@@ -84,7 +84,7 @@ func (r *Adaptation) acceptConnections(l net.Listener) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
-		r.wg.Go(func() { r.serveConn(conn) })
+		spawn(&r.wg, func() { r.serveConn(conn) })
 	}
 }
 

@@ -60,7 +60,7 @@ func TestSyncGateWritersAreFIFO(t *testing.T) {
 		wg    sync.WaitGroup
 	)
 	for i := range 5 {
-		wg.Go(func() {
+		spawn(&wg, func() {
 			if err := g.Lock(context.Background()); err != nil {
 				t.Error(err)
 				return

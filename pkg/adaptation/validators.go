@@ -61,7 +61,7 @@ func (r *Adaptation) validateContainerAdjustment(ctx context.Context, plugins []
 	errs := make([]error, len(validators))
 	var wg sync.WaitGroup
 	for i, p := range validators {
-		wg.Go(func() { errs[i] = p.validate(ctx, v) })
+		spawn(&wg, func() { errs[i] = p.validate(ctx, v) })
 	}
 	wg.Wait()
 

@@ -8,12 +8,15 @@
 //
 //	wirepeer decode MESSAGE   stdin: base64 of the encoded message
 //	wirepeer encode MESSAGE   stdin: the message in protojson
+//	wirepeer describe         no input
 //
 // MESSAGE is a name in package nri.pkg.api.v1alpha1, e.g. RegisterPluginRequest.
 // decode prints a JSON object: "message" (what upstream understood, protojson
 // with proto field names), "unknownBytes" (bytes upstream kept but does not
 // know) and "reencoded" (base64 of upstream encoding the message again, which
 // must still carry the unknown fields). encode prints the base64 encoding.
+// describe prints upstream's compiled api.proto as a FileDescriptorProto in
+// protojson, so the tests can compare field numbers with upstream's as built.
 package main
 
 import (
@@ -28,6 +31,7 @@ import (
 	_ "github.com/containerd/nri/pkg/api"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
@@ -42,11 +46,17 @@ type decoded struct {
 }
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: wirepeer decode|encode MESSAGE")
+	var err error
+	switch {
+	case len(os.Args) == 2 && os.Args[1] == "describe":
+		err = describe(os.Stdout)
+	case len(os.Args) == 3:
+		err = run(os.Args[1], os.Args[2], os.Stdin, os.Stdout)
+	default:
+		fmt.Fprintln(os.Stderr, "usage: wirepeer decode|encode MESSAGE | wirepeer describe")
 		os.Exit(2)
 	}
-	if err := run(os.Args[1], os.Args[2], os.Stdin, os.Stdout); err != nil {
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "wirepeer: %v\n", err)
 		os.Exit(1)
 	}
@@ -128,5 +138,20 @@ func encode(msg proto.Message, jsonInput []byte, out io.Writer) error {
 		return fmt.Errorf("marshal %s: %w", msg.ProtoReflect().Descriptor().Name(), err)
 	}
 	_, err = fmt.Fprintln(out, base64.StdEncoding.EncodeToString(raw))
+	return err
+}
+
+// describe prints the file that declares upstream's API messages.
+func describe(out io.Writer) error {
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(apiPackage + ".Empty")
+	if err != nil {
+		return fmt.Errorf("upstream's api is not linked: %w", err)
+	}
+	file := protodesc.ToFileDescriptorProto(mt.Descriptor().ParentFile())
+	js, err := protojson.Marshal(file)
+	if err != nil {
+		return fmt.Errorf("render %s as json: %w", file.GetName(), err)
+	}
+	_, err = fmt.Fprintln(out, string(js))
 	return err
 }
