@@ -13,6 +13,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/mod v0.36.0
 	golang.org/x/sys v0.46.0
+	golang.org/x/tools v0.45.0
 	google.golang.org/grpc v1.65.1
 	google.golang.org/protobuf v1.36.10
 )
@@ -30,7 +31,6 @@ require (
 	golang.org/x/net v0.56.0 // indirect
 	golang.org/x/sync v0.21.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
-	golang.org/x/tools v0.45.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240528184218-531527333157 // indirect
 )
 
