@@ -12,16 +12,19 @@
 #     identical to the module cache;
 #   - `go version -m` of the binary shows the stand-in and our module in place
 #     of upstream's NRI.
-# Only the containerd binary links NRI; the runc shim and ctr do not, so the
-# stock ones (test/realcontainerd/run.sh installs them) serve as they are.
+# Only containerd links NRI; the runc shim and ctr are built from the same
+# unchanged source in the same workspace so that one build serves the tests.
 #
-# Usage: [R=/tmp/nrc] [CONTAINERD_VERSION=v2.4.2] test/realcontainerd/build-containerd.sh
-# Output: $R/ours/bin/containerd (and $R/ours/buildinfo.txt). Cold: a few
-# minutes and about 1 GB of module and build cache; warm: seconds.
+# Usage: [R=/tmp/nrc] [CONTAINERD_VERSION=v2.4.2] [CMDS="containerd containerd-shim-runc-v2 ctr"] \
+#        test/realcontainerd/build-containerd.sh
+# Output: $R/ours/bin/{containerd,containerd-shim-runc-v2,ctr} and
+# $R/ours/buildinfo.txt. Cold: a few minutes and about 1 GB of module and
+# build cache; warm: seconds.
 set -euo pipefail
 
 R=${R:-/tmp/nrc}
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
+CMDS=${CMDS:-containerd containerd-shim-runc-v2 ctr}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 MOD=github.com/containerd/containerd/v2
 W=$R/ours                      # workspace: src/ (containerd), go.work, bin/
@@ -61,10 +64,12 @@ rm -f "$W/go.work" "$W/go.work.sum"
 (cd "$W" && go work init "$src" "$REPO" "$REPO/hack/containerd-nri")
 cat "$W/go.work"
 
-step "build containerd (cmd/containerd) in the workspace"
-(cd "$src" && GOWORK="$W/go.work" GOFLAGS= go build \
-	-ldflags "-X $MOD/version.Version=$CONTAINERD_VERSION -X $MOD/version.Revision=on-nri-handover" \
-	-o "$W/bin/containerd" ./cmd/containerd)
+for cmd in $CMDS; do
+	step "build cmd/$cmd in the workspace"
+	(cd "$src" && GOWORK="$W/go.work" GOFLAGS= go build \
+		-ldflags "-X $MOD/version.Version=$CONTAINERD_VERSION -X $MOD/version.Revision=on-nri-handover" \
+		-o "$W/bin/$cmd" "./cmd/$cmd")
+done
 
 step "verify"
 same_as_module "$src" || die "the build changed containerd's source"
