@@ -194,36 +194,23 @@ func generate(up, ours *types.Package) ([]byte, []string, error) {
 	return src, missing, nil
 }
 
-func sameKind(a, b types.Object) bool {
-	switch a.(type) {
-	case *types.TypeName:
-		_, ok := b.(*types.TypeName)
-		return ok
-	case *types.Const:
-		_, ok := b.(*types.Const)
-		return ok
-	case *types.Var:
-		_, ok := b.(*types.Var)
-		return ok
-	case *types.Func:
-		_, ok := b.(*types.Func)
-		return ok
-	}
-	return false
-}
+func sameKind(a, b types.Object) bool { return kind(a) == kind(b) }
 
-func describe(o types.Object) string {
+func describe(o types.Object) string { return kind(o) + " " + o.Name() }
+
+// kind is the keyword that declares o.
+func kind(o types.Object) string {
 	switch o.(type) {
 	case *types.TypeName:
-		return "type " + o.Name()
+		return "type"
 	case *types.Const:
-		return "const " + o.Name()
+		return "const"
 	case *types.Var:
-		return "var " + o.Name()
+		return "var"
 	case *types.Func:
-		return "func " + o.Name()
+		return "func"
 	}
-	return o.Name()
+	return "?"
 }
 
 func (f *file) decl(obj types.Object) (string, error) {

@@ -7,7 +7,8 @@
 // It imports neither our API nor upstream's, so the same generator serves our
 // tests and test/upstream/generate, and the two implementations of the NRI
 // adjustment are compared on the same ground. fixtures.go holds the runtime
-// callbacks (class resolvers, CDI injection, filters) both sides install.
+// callbacks (class resolvers, CDI injection, filters) both sides install,
+// wire.go the cases and results the two processes exchange.
 package ocigen
 
 import (

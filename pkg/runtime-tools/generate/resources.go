@@ -92,19 +92,7 @@ func (g *Generator) SetLinuxResourcesPidsLimit(limit int64) {
 // resolver (WithBlockIOResolver); the empty class clears them. Without a
 // resolver classes are ignored.
 func (g *Generator) AdjustBlockIOClass(class *string) error {
-	if class == nil || g.resolveBlockIO == nil {
-		return nil
-	}
-	if *class == "" {
-		g.ClearLinuxResourcesBlockIO()
-		return nil
-	}
-	blockIO, err := g.resolveBlockIO(*class)
-	if err != nil {
-		return fmt.Errorf("failed to adjust BlockIO class in OCI Spec: %w", err)
-	}
-	g.SetLinuxResourcesBlockIO(blockIO)
-	return nil
+	return adjustClass(class, g.resolveBlockIO, g.ClearLinuxResourcesBlockIO, g.SetLinuxResourcesBlockIO, "BlockIO")
 }
 
 // ClearLinuxResourcesBlockIO removes the block I/O settings.
@@ -119,18 +107,24 @@ func (g *Generator) SetLinuxResourcesBlockIO(blockIO *rspec.LinuxBlockIO) {
 // (WithRdtResolver); the empty class clears them. Without a resolver classes
 // are ignored.
 func (g *Generator) AdjustRdtClass(class *string) error {
-	if class == nil || g.resolveRdt == nil {
+	return adjustClass(class, g.resolveRdt, g.ClearLinuxIntelRdt, g.SetLinuxIntelRdt, "RDT")
+}
+
+// adjustClass applies a class through the runtime's resolver: a class
+// names a set of settings only the runtime knows.
+func adjustClass[T any](class *string, resolve func(string) (*T, error), clear func(), set func(*T), kind string) error {
+	if class == nil || resolve == nil {
 		return nil
 	}
 	if *class == "" {
-		g.ClearLinuxIntelRdt()
+		clear()
 		return nil
 	}
-	rdt, err := g.resolveRdt(*class)
+	settings, err := resolve(*class)
 	if err != nil {
-		return fmt.Errorf("failed to adjust RDT class in OCI Spec: %w", err)
+		return fmt.Errorf("failed to adjust %s class in OCI Spec: %w", kind, err)
 	}
-	g.SetLinuxIntelRdt(rdt)
+	set(settings)
 	return nil
 }
 

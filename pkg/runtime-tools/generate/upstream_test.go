@@ -9,26 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	rspec "github.com/opencontainers/runtime-spec/specs-go"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/test/ocigen"
 )
-
-// upstreamCase and upstreamResult are test/upstream/generate's input and
-// output.
-type upstreamCase struct {
-	Name       string          `json:"name"`
-	Spec       *rspec.Spec     `json:"spec"`
-	Adjustment json.RawMessage `json:"adjustment"`
-	Callbacks  bool            `json:"callbacks"`
-}
-
-type upstreamResult struct {
-	Name  string      `json:"name"`
-	Spec  *rspec.Spec `json:"spec"`
-	Error string      `json:"error"`
-}
 
 // buildUpstreamGenerator compiles test/upstream/generate, which applies
 // adjustments with upstream v0.12.5's generator. It links upstream's API, so
@@ -60,7 +45,7 @@ func buildUpstreamGenerator(t *testing.T) string {
 func TestMatchesUpstream(t *testing.T) {
 	bin := buildUpstreamGenerator(t)
 
-	var input []upstreamCase
+	var input []ocigen.Case
 	var cases []adjustCase
 	for _, c := range adjustCases {
 		if c.oursOnly {
@@ -73,7 +58,7 @@ func TestMatchesUpstream(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		input = append(input, upstreamCase{Name: c.name, Spec: c.preparedSpec(), Adjustment: adj, Callbacks: c.callbacks})
+		input = append(input, ocigen.Case{Name: c.name, Spec: c.preparedSpec(), Adjustment: adj, Callbacks: c.callbacks})
 		cases = append(cases, c)
 	}
 	stdin, err := json.Marshal(input)
@@ -88,7 +73,7 @@ func TestMatchesUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatalf("upstream generator: %v\n%s", err, stderr.String())
 	}
-	var results []upstreamResult
+	var results []ocigen.Result
 	if err := json.Unmarshal(out, &results); err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,7 @@
 // pkg/runtime-tools/generate's comparison test. It links upstream's pkg/api,
 // so it runs as a separate process.
 //
-// stdin: a JSON array of cases {"name", "spec" (OCI JSON), "adjustment"
-// (protojson of nri.pkg.api.v1alpha1.ContainerAdjustment, null for none), "callbacks"
-// (install test/ocigen's resolvers, CDI injector, filter and checker)};
-// stdout: a JSON array of results {"name", "spec", "error"}.
+// stdin: a JSON array of test/ocigen.Case; stdout: one of test/ocigen.Result.
 package main
 
 import (
@@ -16,32 +13,18 @@ import (
 
 	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/runtime-tools/generate"
-	rspec "github.com/opencontainers/runtime-spec/specs-go"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/nri-handover/nri/test/ocigen"
 )
 
-type testCase struct {
-	Name       string          `json:"name"`
-	Spec       *rspec.Spec     `json:"spec"`
-	Adjustment json.RawMessage `json:"adjustment"`
-	Callbacks  bool            `json:"callbacks"`
-}
-
-type result struct {
-	Name  string      `json:"name"`
-	Spec  *rspec.Spec `json:"spec"`
-	Error string      `json:"error,omitempty"`
-}
-
 func main() {
-	var cases []testCase
+	var cases []ocigen.Case
 	if err := json.NewDecoder(os.Stdin).Decode(&cases); err != nil {
 		fmt.Fprintf(os.Stderr, "generate: decoding cases: %v\n", err)
 		os.Exit(1)
 	}
-	results := make([]result, 0, len(cases))
+	results := make([]ocigen.Result, 0, len(cases))
 	for _, c := range cases {
 		results = append(results, apply(c))
 	}
@@ -51,7 +34,7 @@ func main() {
 	}
 }
 
-func apply(c testCase) (r result) {
+func apply(c ocigen.Case) (r ocigen.Result) {
 	r.Name = c.Name
 	defer func() {
 		if p := recover(); p != nil {
