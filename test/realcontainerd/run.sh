@@ -265,27 +265,35 @@ for t in pause busybox; do
 done
 
 # ---- 4. pods and containers -----------------------------------------------------
-# pod_json NAME NETWORK_MODE (2: host network, 0: own network namespace)
+# pod_json NAME NETWORK_MODE (2: host network, 0: own network namespace).
+# Every pod logs to a directory of its own.
 pod_json() {
+	mkdir -p "$R/podlogs/$1"
 	cat >"$R/$1.pod.json" <<EOF
 {"metadata": {"name": "$1", "namespace": "default", "uid": "uid-$1", "attempt": 0},
- "log_directory": "$R/podlogs",
+ "log_directory": "$R/podlogs/$1",
  "linux": {"cgroup_parent": "$CGROUP_PARENT",
            "security_context": {"namespace_options": {"network": $2, "pid": 1}}}}
 EOF
 }
-# The container prints the NRI_ variables it was started with.
-cat >"$R/ctr.json" <<EOF
-{"metadata": {"name": "bb"}, "image": {"image": "$BUSYBOX_IMAGE"}, "log_path": "bb.log",
- "command": ["/bin/sh", "-c", "env | grep ^NRI_ | sort; echo env-listed; sleep 3600"], "linux": {}}
+# ctr_json POD: the pod's container, logging to a file of its own (containers
+# sharing one log file would let a later check pass on an earlier container's
+# output). It names its pod, then prints the NRI_ variables it was started
+# with.
+ctr_json() {
+	cat >"$R/$1.ctr.json" <<EOF
+{"metadata": {"name": "bb"}, "image": {"image": "$BUSYBOX_IMAGE"}, "log_path": "bb-$1.log",
+ "command": ["/bin/sh", "-c", "echo pod=$1; env | grep ^NRI_ | sort; echo env-listed; sleep 3600"], "linux": {}}
 EOF
+}
 # run_pod NAME NETWORK_MODE: creates and starts a pod with one container;
 # sets CTR_ID.
 run_pod() {
 	local pod
 	pod_json "$1" "$2"
+	ctr_json "$1"
 	pod=$(cri runp "$R/$1.pod.json")
-	CTR_ID=$(cri create "$pod" "$R/ctr.json" "$R/$1.pod.json")
+	CTR_ID=$(cri create "$pod" "$R/$1.ctr.json" "$R/$1.pod.json")
 	cri start "$CTR_ID" >/dev/null
 }
 
@@ -331,6 +339,8 @@ check_pod() {
 	wait_for 10 listed || true
 	cri logs "$CTR_ID" >"$R/$pod.ctr.log" 2>&1 || true
 	cri inspect "$CTR_ID" >"$R/$pod.inspect.json"
+	expect "$pod: the container's log is its own" \
+		bash -c "grep -qx 'pod=$pod' '$R/$pod.ctr.log' && [ \$(grep -c '^pod=' '$R/$pod.ctr.log') = 1 ]"
 	for name in "${PLUGINS[@]}"; do
 		log=$PLOG; [ "$name" = "$PLUGIN_NAME" ] || log=$PRE_LOG
 		env=NRI_$(echo "$name" | tr 'a-z.-' 'A-Z__')
