@@ -23,7 +23,7 @@ TEST_TIMEOUT ?= 10m
 GO_TEST      ?= $(GO) test $(RACE) -timeout $(TEST_TIMEOUT)
 
 .PHONY: all build generate verify-generate check-wire check-deps test test-go test-unit \
-	test-integration vet bench soak demo e2e-containerd check-standin containerd-on-ours tools clean FORCE
+	test-integration vet bench soak demo e2e-containerd check-standin containerd-on-ours e2e-surge tools clean FORCE
 
 all: build
 
@@ -115,6 +115,12 @@ check-standin:
 # (test/realcontainerd/build-containerd.sh); a few minutes cold.
 containerd-on-ours:
 	test/realcontainerd/build-containerd.sh
+
+# e2e-surge: containerd built on this module (containerd-on-ours), a handover
+# plugin rolled out with surge while pods keep being created (issue 11, part
+# C, steps 1-3). Needs root; seconds warm.
+e2e-surge:
+	test/realcontainerd/surge.sh
 
 # e2e-containerd runs pkg/stub plugins (one pre-installed, one external)
 # against a real containerd v2.4.2, which embeds upstream NRI v0.12.3. Needs
