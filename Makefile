@@ -23,7 +23,7 @@ TEST_TIMEOUT ?= 10m
 GO_TEST      ?= $(GO) test $(RACE) -timeout $(TEST_TIMEOUT)
 
 .PHONY: all build generate verify-generate check-generate-negative check-wire check-deps test test-go test-unit \
-	test-integration vet bench soak demo e2e-containerd tools clean FORCE
+	test-integration vet bench soak demo e2e-containerd check-standin containerd-on-ours e2e-surge tools clean FORCE
 
 all: build
 
@@ -78,7 +78,7 @@ $(RPCCHECK): FORCE
 check-deps:
 	hack/check-deps.sh
 
-test: vet verify-generate check-generate-negative check-wire check-deps test-go
+test: vet verify-generate check-generate-negative check-wire check-deps check-standin test-go
 
 test-go:
 	$(GO_TEST) ./...
@@ -110,6 +110,24 @@ soak:
 # upstream NRI behaves (both instances get every event), then with handover.
 demo: build
 	$(GO) run ./cmd/handover-demo
+
+# check-standin: the stand-in module hack/containerd-nri (module
+# github.com/containerd/nri, through which runtimes built for upstream NRI
+# build unchanged on ours) matches our packages and passes its tests.
+check-standin:
+	$(GO) run ./hack/standin-gen -check
+	cd hack/containerd-nri && GOWORK=off $(GO_TEST) ./...
+
+# containerd-on-ours builds containerd v2.4.2, unchanged, on this module
+# (test/realcontainerd/build-containerd.sh); a few minutes cold.
+containerd-on-ours:
+	test/realcontainerd/build-containerd.sh
+
+# e2e-surge: containerd built on this module (containerd-on-ours), a handover
+# plugin rolled out with surge while pods keep being created (issue 11, part
+# C, steps 1-3). Needs root; seconds warm.
+e2e-surge:
+	test/realcontainerd/surge.sh
 
 # e2e-containerd runs pkg/stub plugins (one pre-installed, one external)
 # against a real containerd v2.4.2, which embeds upstream NRI v0.12.3. Needs

@@ -15,6 +15,12 @@ const (
 	// DevelVersion is what Go build info reports for a module built from its
 	// own source tree rather than as a dependency.
 	DevelVersion = "(devel)"
+	// UpstreamVersion is the containerd/nri release whose API and protocol
+	// this module implements. Runtime and stub report it as NRI_version:
+	// upstream peers take that field for an upstream release number and gate
+	// features on it, so it must be in upstream's version space, not this
+	// module's own version.
+	UpstreamVersion = "v0.12.5"
 )
 
 // nriSince records, per runtime, the first release that shipped a given NRI

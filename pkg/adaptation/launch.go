@@ -10,10 +10,9 @@ import (
 	"slices"
 	"sync"
 
-	nrinet "github.com/containerd/nri/pkg/net"
-
 	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/pkg/adaptation/builtin"
+	nrinet "github.com/nri-handover/nri/pkg/net"
 )
 
 // discovered is a pre-installed plugin found in the plugin directory.

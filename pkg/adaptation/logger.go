@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+
+	nrilog "github.com/nri-handover/nri/pkg/log"
 )
 
-// Logger is what the adaptation logs through. Its method set is upstream's nri
-// log.Logger (and our stub's), so one adapter serves a runtime for both.
-type Logger interface {
-	Debugf(ctx context.Context, format string, args ...any)
-	Infof(ctx context.Context, format string, args ...any)
-	Warnf(ctx context.Context, format string, args ...any)
-	Errorf(ctx context.Context, format string, args ...any)
-}
+// Logger is what the adaptation logs through: NRI's pkg/log Logger (upstream's
+// method set), so one adapter serves a runtime for the adaptation, the stub
+// and pkg/log.
+type Logger = nrilog.Logger
 
 // NewSlogLogger returns a Logger writing to l (slog.Default() if nil).
 func NewSlogLogger(l *slog.Logger) Logger {
@@ -23,7 +21,18 @@ func NewSlogLogger(l *slog.Logger) Logger {
 	return slogLogger{l: l}
 }
 
-func defaultLogger() Logger { return NewSlogLogger(nil) }
+// defaultLogger logs through pkg/log, as upstream's adaptation does: by
+// default that is logrus's standard logger, which runtimes like containerd
+// configure as their own log, and a runtime's log.Set applies even after New.
+func defaultLogger() Logger { return processLogger{} }
+
+// processLogger forwards to whatever pkg/log holds at the time of each line.
+type processLogger struct{}
+
+func (processLogger) Debugf(ctx context.Context, f string, a ...any) { nrilog.Debugf(ctx, f, a...) }
+func (processLogger) Infof(ctx context.Context, f string, a ...any)  { nrilog.Infof(ctx, f, a...) }
+func (processLogger) Warnf(ctx context.Context, f string, a ...any)  { nrilog.Warnf(ctx, f, a...) }
+func (processLogger) Errorf(ctx context.Context, f string, a ...any) { nrilog.Errorf(ctx, f, a...) }
 
 type slogLogger struct{ l *slog.Logger }
 

@@ -72,7 +72,8 @@ func WithMetrics(m Metrics) Option {
 	}
 }
 
-// WithLogger replaces the default log/slog based logger.
+// WithLogger replaces the default logger (NRI's pkg/log, whose default is
+// logrus's standard logger, as upstream's).
 func WithLogger(l Logger) Option {
 	return func(r *Adaptation) error {
 		if l != nil {

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/containerd/nri/pkg/net/multiplex"
 	"github.com/containerd/ttrpc"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/net/multiplex"
 )
 
 // pluginKind tells how a plugin reached the runtime.

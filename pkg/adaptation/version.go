@@ -1,30 +1,10 @@
 package adaptation
 
-import "runtime/debug"
+import "github.com/nri-handover/nri/api"
 
-const modulePath = "github.com/nri-handover/nri"
-
-// nriVersion is the version of this NRI library in the running binary. It is
-// sent to plugins in RegisterPluginResponse and ConfigureRequest, which must
-// always carry a non-empty value.
-func nriVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if bi.Main.Path == modulePath && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	for _, d := range bi.Deps {
-		if d.Path != modulePath {
-			continue
-		}
-		if d.Replace != nil && d.Replace.Version != "" {
-			return d.Replace.Version
-		}
-		if d.Version != "" {
-			return d.Version
-		}
-	}
-	return "unknown"
-}
+// nriVersion is the NRI version sent to plugins in RegisterPluginResponse and
+// ConfigureRequest: the upstream release whose API this module implements.
+// Plugins on upstream's stub store it as the runtime's NRI version and
+// compare it with upstream's release numbers, so our own module version
+// ("(devel)", "v0.1.0") would read as an ancient or invalid NRI.
+func nriVersion() string { return api.UpstreamVersion }

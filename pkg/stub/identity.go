@@ -26,10 +26,6 @@ const (
 	//	- name: NRI_PLUGIN_GENERATION
 	//	  valueFrom: {fieldRef: {fieldPath: "metadata.labels['pod-template-generation']"}}
 	GenerationEnvVar = "NRI_PLUGIN_GENERATION"
-
-	// nriModulePath is this library's module, whose version the stub reports
-	// as its NRI version.
-	nriModulePath = "github.com/nri-handover/nri"
 )
 
 // identityFromEnv fills the defaults that options may override.
@@ -89,24 +85,8 @@ func mainModuleVersion() string {
 	return bi.Main.Version
 }
 
-// libraryVersion is the version of this NRI library linked into the plugin,
-// which RegisterPluginRequest.NRI_version carries.
-func libraryVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return api.UnknownVersion
-	}
-	if bi.Main.Path == nriModulePath && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	for _, m := range bi.Deps {
-		if m.Path != nriModulePath {
-			continue
-		}
-		if m.Replace != nil && m.Replace.Version != "" {
-			return m.Replace.Version
-		}
-		return m.Version
-	}
-	return api.UnknownVersion
-}
+// libraryVersion is what RegisterPluginRequest.NRI_version carries: the
+// upstream release whose API this module implements, in upstream's version
+// space (an upstream runtime logs and may compare it), not our module's own
+// version.
+func libraryVersion() string { return api.UpstreamVersion }

@@ -7,10 +7,10 @@ import (
 	stdnet "net"
 	"sync"
 
-	"github.com/containerd/nri/pkg/net/multiplex"
 	"github.com/containerd/ttrpc"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/net/multiplex"
 )
 
 // session is one connection to the runtime. The stub is restartable, so each

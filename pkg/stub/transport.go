@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"time"
 
-	nrinet "github.com/containerd/nri/pkg/net"
-	"github.com/containerd/nri/pkg/net/multiplex"
 	"github.com/containerd/ttrpc"
 
 	"github.com/nri-handover/nri/api"
+	nrinet "github.com/nri-handover/nri/pkg/net"
+	"github.com/nri-handover/nri/pkg/net/multiplex"
 )
 
 // shutdownNoticeWait bounds how long a refused plugin listens for the

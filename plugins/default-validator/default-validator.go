@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/nri-handover/nri/api"
+	nrilog "github.com/nri-handover/nri/pkg/log"
 )
 
 // DefaultValidatorConfig configures the default validator. The field tags
@@ -50,7 +50,6 @@ type DefaultValidatorConfig struct {
 // DefaultValidator checks merged container adjustments against its configuration.
 type DefaultValidator struct {
 	cfg DefaultValidatorConfig
-	log *slog.Logger
 }
 
 const (
@@ -67,7 +66,7 @@ var ErrValidation = errors.New("validation error")
 
 // NewDefaultValidator returns a validator using a copy of cfg.
 func NewDefaultValidator(cfg *DefaultValidatorConfig) *DefaultValidator {
-	v := &DefaultValidator{log: slog.Default().With("plugin", "default-validator")}
+	v := &DefaultValidator{}
 	v.SetConfig(cfg)
 	return v
 }
@@ -84,8 +83,9 @@ func (v *DefaultValidator) SetConfig(cfg *DefaultValidatorConfig) {
 // ValidateContainerAdjustment returns an error wrapping ErrValidation if the
 // adjustment in req breaks the configured rules.
 func (v *DefaultValidator) ValidateContainerAdjustment(ctx context.Context, req *api.ValidateContainerAdjustmentRequest) error {
-	v.log.DebugContext(ctx, "validating container adjustment",
-		"pod", req.GetPod().GetNamespace()+"/"+req.GetPod().GetName(), "container", req.GetContainer().GetName())
+	// Through pkg/log, like the rest of the runtime side: the runtime's log.
+	nrilog.Debugf(ctx, "default-validator: validating adjustment of container %s/%s/%s",
+		req.GetPod().GetNamespace(), req.GetPod().GetName(), req.GetContainer().GetName())
 
 	for _, check := range []func(*api.ValidateContainerAdjustmentRequest) error{
 		v.validateOCIHooks,
@@ -95,7 +95,7 @@ func (v *DefaultValidator) ValidateContainerAdjustment(ctx context.Context, req 
 		v.validateSysctl,
 	} {
 		if err := check(req); err != nil {
-			v.log.ErrorContext(ctx, "rejecting container adjustment", "error", err)
+			nrilog.Errorf(ctx, "default-validator: rejecting adjustment: %v", err)
 			return err
 		}
 	}

@@ -31,212 +31,41 @@
 set -euo pipefail
 
 R=${R:-/tmp/nrc}                     # keep it short: unix socket paths < 108 bytes
-CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
-CRICTL_VERSION=${CRICTL_VERSION:-v1.37.0}
 NETNS_POD=${NETNS_POD:-1}
 PLUGIN_ARGS=${PLUGIN_ARGS:-}
 PREINST=${PREINST:-1}
-KEEP=${KEEP:-0}                      # 1: keep containerd's root and state (logs and binaries always stay)
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 CGROUP_PARENT=/nrirealctrd
 PLUGIN_NAME=realctrd                 # the external instance, 50-realctrd
 PREINST_NAME=preinst                 # the runtime-launched instance, 40-preinst
-
-[ "$(id -u)" = 0 ] || { echo "run.sh: needs root" >&2; exit 2; }
-mkdir -p "$R"/{bin,root,state,nri,nri-plugins,nri-conf,runc-root,cni,podlogs,img}
-export PATH="$R/bin:$(go env GOROOT)/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-START=$SECONDS
-step() { echo "== [$((SECONDS - START))s] $*"; }
-
-FAILED=0
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; FAILED=$((FAILED + 1)); }
-# expect DESCRIPTION COMMAND...: a check that counts, not one that aborts.
-expect() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-# plugin_pid LOG: the PID the plugin printed with its HANDOVER line.
-plugin_pid() { sed -n 's/^HANDOVER .* pid=\([0-9]*\)$/\1/p' "$1" 2>/dev/null | tail -1; }
-# wait_for SECONDS COMMAND...: poll until COMMAND succeeds.
-wait_for() {
-	local deadline=$((SECONDS + $1)); shift
-	until "$@"; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.1; done
-}
+# shellcheck source=lib.sh
+. "$REPO/test/realcontainerd/lib.sh"
 
 # ---- 1. software ------------------------------------------------------------
 step "packages and tools"
-need=()
-for b in runc:runc busybox:busybox-static /usr/lib/cni/bridge:containernetworking-plugins \
-	ip:iproute2 unshare:util-linux nsenter:util-linux; do
-	command -v "${b%%:*}" >/dev/null 2>&1 || need+=("${b#*:}")
-done
-if [ ${#need[@]} -gt 0 ]; then
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-export GOBIN=$R/bin
-if [ ! -x "$R/bin/containerd" ] || [ ! -x "$R/bin/containerd-shim-runc-v2" ] || [ ! -x "$R/bin/ctr" ]; then
-	(cd "$R" && GOFLAGS=-mod=mod go install \
-		github.com/containerd/containerd/v2/cmd/containerd@"$CONTAINERD_VERSION" \
-		github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@"$CONTAINERD_VERSION" \
-		github.com/containerd/containerd/v2/cmd/ctr@"$CONTAINERD_VERSION")
-fi
-[ -x "$R/bin/crictl" ] || (cd "$R" && GOFLAGS=-mod=mod go install sigs.k8s.io/cri-tools/cmd/crictl@"$CRICTL_VERSION")
-unset GOBIN
+install_packages
+install_stock_containerd
+install_crictl
 (cd "$REPO" && go build -o "$R/bin/realctrd-plugin" ./test/realcontainerd/plugin)
 containerd --version
 
 # ---- 2. images --------------------------------------------------------------
-# oci_archive NAME ROOTFS OUT ENTRYPOINT_JSON writes a one-layer OCI image
-# layout as a tar that `ctr images import` accepts.
-oci_archive() {
-	local name=$1 rootfs=$2 out=$3 entry=$4 w blob
-	w=$(mktemp -d)
-	mkdir -p "$w/blobs/sha256"
-	# blob FILE: move FILE into the blob store; prints "DIGEST SIZE".
-	blob() {
-		local d s
-		d=$(sha256sum "$1" | cut -d' ' -f1); s=$(stat -c %s "$1")
-		mv "$1" "$w/blobs/sha256/$d"; echo "$d $s"
-	}
-	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$rootfs" -cf "$w/layer" .
-	local layer lsize cfg csize man msize
-	read -r layer lsize < <(blob "$w/layer")
-	printf '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"config":{"Entrypoint":%s,"Env":["PATH=/bin"],"WorkingDir":"/"}}' \
-		"$layer" "$entry" >"$w/config"
-	read -r cfg csize < <(blob "$w/config")
-	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' \
-		"$cfg" "$csize" "$layer" "$lsize" >"$w/manifest"
-	read -r man msize < <(blob "$w/manifest")
-	printf '{"imageLayoutVersion":"1.0.0"}' >"$w/oci-layout"
-	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"platform":{"architecture":"amd64","os":"linux"},"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
-		"$man" "$msize" "$name" "${name##*:}" >"$w/index.json"
-	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$w" -cf "$out" oci-layout index.json blobs
-	rm -rf "$w"
-}
-
 step "images"
-IMG=$R/img
-rm -rf "$IMG/pause-src" "$IMG/pause-root" "$IMG/bb-root"
-mkdir -p "$IMG/pause-src" "$IMG/pause-root" "$IMG/bb-root"/{bin,dev,etc,proc,sys,tmp}
-cat >"$IMG/pause-src/main.go" <<'EOF'
-// pause sleeps until it is told to stop: the sandbox's init process.
-package main
-
-import (
-	"os"
-	"os/signal"
-	"syscall"
-)
-
-func main() {
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	<-stop
-}
-EOF
-printf 'module pause\n\ngo 1.24\n' >"$IMG/pause-src/go.mod"
-(cd "$IMG/pause-src" && CGO_ENABLED=0 GOFLAGS= go build -trimpath -ldflags='-s -w' -o "$IMG/pause-root/pause" .)
-cp "$(command -v busybox)" "$IMG/bb-root/bin/busybox"
-for a in sh sleep env cat echo grep sort; do ln -sf busybox "$IMG/bb-root/bin/$a"; done
-PAUSE_IMAGE=localhost/realctrd/pause:1
-BUSYBOX_IMAGE=localhost/realctrd/busybox:1
-oci_archive "$PAUSE_IMAGE" "$IMG/pause-root" "$IMG/pause.tar" '["/pause"]'
-oci_archive "$BUSYBOX_IMAGE" "$IMG/bb-root" "$IMG/busybox.tar" '["/bin/sh"]'
+build_images
 
 # ---- 3. containerd ------------------------------------------------------------
 step "config"
-# Everything lives under $R: no system config (imports = []), NRI socket and
-# plugin dirs private. restrict_oom_score_adj: without CAP_SYS_RESOURCE runc
-# cannot apply the sandbox's negative OOM score. The pause image is pinned so
-# that it is never pulled.
-cat >"$R/containerd.toml" <<EOF
-version = 4
-root = '$R/root'
-state = '$R/state'
-imports = []
-[plugins.'io.containerd.server.v1.grpc']
-  address = '$R/containerd.sock'
-[plugins.'io.containerd.server.v1.ttrpc']
-  address = '$R/containerd.sock.ttrpc'
-[plugins.'io.containerd.nri.v1.nri']
-  disable = false
-  socket_path = '$R/nri/nri.sock'
-  plugin_path = '$R/nri-plugins'
-  plugin_config_path = '$R/nri-conf'
-  plugin_registration_timeout = '5s'
-  plugin_request_timeout = '2s'
-[plugins.'io.containerd.cri.v1.images']
-  snapshotter = 'overlayfs'
-  [plugins.'io.containerd.cri.v1.images'.pinned_images]
-    sandbox = '$PAUSE_IMAGE'
-[plugins.'io.containerd.cri.v1.runtime']
-  enable_selinux = false
-  disable_apparmor = true
-  restrict_oom_score_adj = true
-  netns_mounts_under_state_dir = true
-  [plugins.'io.containerd.cri.v1.runtime'.containerd]
-    default_runtime_name = 'runc'
-    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
-      runtime_type = 'io.containerd.runc.v2'
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-        Root = '$R/runc-root'
-        SystemdCgroup = false
-  [plugins.'io.containerd.cri.v1.runtime'.cni]
-    bin_dirs = ['/usr/lib/cni']
-    conf_dir = '$R/cni'
-[plugins.'io.containerd.grpc.v1.cri']
-  disable_tcp_service = true
-  stream_server_address = '127.0.0.1'
-  stream_server_port = '0'
-EOF
-cat >"$R/cni/10-realctrd.conflist" <<'EOF'
-{"cniVersion": "1.0.0", "name": "realctrd", "plugins": [{"type": "bridge", "bridge": "realctrd0",
- "isGateway": true, "ipMasq": false,
- "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.77.0.0/16"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
-EOF
-printf 'runtime-endpoint: unix://%s/containerd.sock\nimage-endpoint: unix://%s/containerd.sock\ntimeout: 30\n' "$R" "$R" >"$R/crictl.yaml"
-cri() { crictl --config "$R/crictl.yaml" "$@"; }
+write_config
 
-CTRD_PID=""
 PLUGIN_PID=""
-# shim_pids: the runc shims serving our containerd, by the PIDs they record
-# in their bundles, kept only if their command line names our socket.
-shim_pids() {
-	local f pid
-	for f in "$R"/state/io.containerd.runtime.v2.task/*/*/shim.pid; do
-		[ -f "$f" ] || continue
-		pid=$(cat "$f")
-		tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-address $R/containerd.sock" && echo "$pid"
-	done
-	return 0
-}
-remove_all_pods() {
-	cri rm -af >/dev/null 2>&1 || true
-	local pods
-	pods=$(cri pods -q 2>/dev/null || true)
-	[ -z "$pods" ] || cri stopp $pods >/dev/null 2>&1 || true
-	cri rmp -af >/dev/null 2>&1 || true
-}
 cleanup() {
 	set +e
-	local shims p
-	[ -S "$R/containerd.sock" ] && [ -n "$CTRD_PID" ] && remove_all_pods
-	shims=$(shim_pids)
+	local p
 	if [ -n "$PLUGIN_PID" ] && kill -0 "$PLUGIN_PID" 2>/dev/null; then kill -TERM "$PLUGIN_PID"; fi
 	# The runtime-launched plugin, if it outlived containerd, by the PID it printed.
 	p=$(plugin_pid "$R/preinst.log")
 	if [ -n "$p" ] && grep -q realctrd-plugin "/proc/$p/cmdline" 2>/dev/null; then kill -KILL "$p"; fi
-	if [ -n "$CTRD_PID" ] && kill -0 "$CTRD_PID" 2>/dev/null; then
-		kill -TERM "$CTRD_PID"
-		wait_for 5 bash -c "! kill -0 $CTRD_PID 2>/dev/null" || kill -KILL "$CTRD_PID"
-	fi
-	# Shims outlive containerd; end the ones this run started.
-	for p in $shims; do kill -KILL "$p" 2>/dev/null; done
-	mount | awk '{print $3}' | grep "^$R/" | sort -r | while read -r m; do umount -l "$m"; done
-	for d in /sys/fs/cgroup/*"$CGROUP_PARENT" /sys/fs/cgroup"$CGROUP_PARENT"; do
-		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
-	done
-	wait 2>/dev/null
-	if [ "$KEEP" != 1 ]; then rm -rf "$R/root" "$R/state" "$R/runc-root"; fi
+	cleanup_runtime
 }
 trap cleanup EXIT
 
@@ -254,41 +83,10 @@ EOF
 fi
 
 step "start containerd (own network namespace)"
-rm -f "$R/containerd.sock" "$R/nri/nri.sock"
-unshare --net -- bash -c "ip link set lo up && exec containerd --config '$R/containerd.toml'" >"$R/containerd.log" 2>&1 &
-CTRD_PID=$!
-if ! wait_for 30 test -S "$R/containerd.sock" -a -S "$R/nri/nri.sock"; then
-	tail -40 "$R/containerd.log"; echo "FAIL: containerd did not come up"; exit 1
-fi
-for t in pause busybox; do
-	ctr -a "$R/containerd.sock" -n k8s.io images import --platform linux/amd64 "$IMG/$t.tar" >/dev/null
-done
+: >"$R/containerd.log"
+start_containerd
 
 # ---- 4. pods and containers -----------------------------------------------------
-# pod_json NAME NETWORK_MODE (2: host network, 0: own network namespace)
-pod_json() {
-	cat >"$R/$1.pod.json" <<EOF
-{"metadata": {"name": "$1", "namespace": "default", "uid": "uid-$1", "attempt": 0},
- "log_directory": "$R/podlogs",
- "linux": {"cgroup_parent": "$CGROUP_PARENT",
-           "security_context": {"namespace_options": {"network": $2, "pid": 1}}}}
-EOF
-}
-# The container prints the NRI_ variables it was started with.
-cat >"$R/ctr.json" <<EOF
-{"metadata": {"name": "bb"}, "image": {"image": "$BUSYBOX_IMAGE"}, "log_path": "bb.log",
- "command": ["/bin/sh", "-c", "env | grep ^NRI_ | sort; echo env-listed; sleep 3600"], "linux": {}}
-EOF
-# run_pod NAME NETWORK_MODE: creates and starts a pod with one container;
-# sets CTR_ID.
-run_pod() {
-	local pod
-	pod_json "$1" "$2"
-	pod=$(cri runp "$R/$1.pod.json")
-	CTR_ID=$(cri create "$pod" "$R/ctr.json" "$R/$1.pod.json")
-	cri start "$CTR_ID" >/dev/null
-}
-
 step "pod created before the plugin runs"
 run_pod early 2
 
@@ -331,6 +129,8 @@ check_pod() {
 	wait_for 10 listed || true
 	cri logs "$CTR_ID" >"$R/$pod.ctr.log" 2>&1 || true
 	cri inspect "$CTR_ID" >"$R/$pod.inspect.json"
+	expect "$pod: the container's log is its own" \
+		bash -c "grep -qx 'pod=$pod' '$R/$pod.ctr.log' && [ \$(grep -c '^pod=' '$R/$pod.ctr.log') = 1 ]"
 	for name in "${PLUGINS[@]}"; do
 		log=$PLOG; [ "$name" = "$PLUGIN_NAME" ] || log=$PRE_LOG
 		env=NRI_$(echo "$name" | tr 'a-z.-' 'A-Z__')
@@ -370,10 +170,7 @@ step "stop containerd"
 PRE_PID=""
 [ "$PREINST" = 1 ] && PRE_PID=$(plugin_pid "$PRE_LOG")
 shims=$(shim_pids)
-kill -TERM "$CTRD_PID"
-wait_for 10 bash -c "! kill -0 $CTRD_PID 2>/dev/null" || kill -KILL "$CTRD_PID"
-wait "$CTRD_PID" 2>/dev/null || true
-CTRD_PID=""
+stop_containerd
 for p in $shims; do kill -KILL "$p" 2>/dev/null || true; done
 expect "external: notices the runtime is gone" wait_for 10 has "$PLOG" '^EXIT$'
 expect "external: process ends" wait_for 10 bash -c "! kill -0 $PLUGIN_PID 2>/dev/null"
@@ -394,8 +191,5 @@ if [ "$PREINST" = 1 ]; then
 fi
 echo "-- containerd about the plugins:"
 grep -E "registered as|connected and synchronized" "$R/containerd.log" || true
-if [ "$FAILED" -gt 0 ]; then
-	echo "== $FAILED check(s) FAILED (logs in $R: plugin.log, preinst.log, *.stderr, containerd.log)"
-	exit 1
-fi
-echo "== all checks passed"
+[ "$FAILED" = 0 ] || echo "== logs in $R: plugin.log, preinst.log, *.stderr, containerd.log"
+summary

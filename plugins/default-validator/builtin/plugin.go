@@ -3,9 +3,10 @@
 package builtin
 
 import (
-	"log/slog"
+	"context"
 
 	"github.com/nri-handover/nri/pkg/adaptation/builtin"
+	nrilog "github.com/nri-handover/nri/pkg/log"
 	validator "github.com/nri-handover/nri/plugins/default-validator"
 )
 
@@ -23,7 +24,7 @@ const (
 // or nil if cfg does not enable it.
 func GetDefaultValidator(cfg *DefaultValidatorConfig) *builtin.BuiltinPlugin {
 	if cfg == nil || !cfg.Enable {
-		slog.Info("builtin NRI default validator is disabled")
+		nrilog.Infof(context.TODO(), "built-in NRI default validator is disabled")
 		return nil
 	}
 	v := validator.NewDefaultValidator(cfg)

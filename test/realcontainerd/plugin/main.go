@@ -7,16 +7,24 @@
 //
 //	HANDOVER available=<bool> role=<role> runtime-nri=<version>  after registration
 //	READY                                                        once the stub reports ready
+//	ROLE <role>                                                  when the runtime changes its role
 //	EVENT <Name> ...                                             for every request or event
+//	ADJUST pod=<pod> container=<name> instance=<id>              for every adjustment it returns
 //	EXIT                                                         when the connection is gone
 //
 // and adds an environment variable NRI_<NAME>=injected-by-<name> and an
 // annotation nri-handover.test/<name>=adjusted-by-<name> to every container it
 // sees created, so the script can prove the adjustment reached the container.
 //
+// With -instance-adjust the variable is NRI_INSTANCE and the annotation
+// nri-handover.test/instance, both set to the instance id
+// (NRI_PLUGIN_INSTANCE_ID, as a DaemonSet pod gets it from the downward API),
+// so that the surge test can tell which instance adjusted a container.
+//
 // Run by hand it takes -socket, -name and -idx; launched by the runtime from
 // its plugin directory it takes all three from the environment, as upstream
-// plugins do.
+// plugins do. -handover opts into handover, -ready-file keeps a readiness
+// file.
 package main
 
 import (
@@ -44,6 +52,9 @@ func run(args []string) error {
 	name := fs.String("name", "", "plugin name (default: $NRI_PLUGIN_NAME, as a runtime-launched plugin gets it)")
 	idx := fs.String("idx", "", "plugin index (default: $NRI_PLUGIN_IDX)")
 	adjust := fs.Bool("adjust", true, "adjust created containers (false lets run.sh prove its checks can fail)")
+	handover := fs.Bool("handover", false, "opt into handover, as a DaemonSet plugin rolled out with surge would")
+	byInstance := fs.Bool("instance-adjust", false, "name the instance (not the plugin) in the adjustment, so surge.sh can tell instances apart")
+	readyFile := fs.String("ready-file", "", "keep a file that exists while the plugin is ready (a readinessProbe's view)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,7 +69,13 @@ func run(args []string) error {
 	if *socket != "" {
 		opts = append(opts, stub.WithSocketPath(*socket))
 	}
-	p := &plugin{out: newPrinter(os.Stdout), adjust: *adjust}
+	if *handover {
+		opts = append(opts, stub.WithHandover())
+	}
+	if *readyFile != "" {
+		opts = append(opts, stub.WithReadyFile(*readyFile))
+	}
+	p := &plugin{out: newPrinter(os.Stdout), adjust: *adjust, byInstance: *byInstance}
 	st, err := stub.New(p, opts...)
 	if err != nil {
 		return err
@@ -66,6 +83,7 @@ func run(args []string) error {
 	// The stub settled the identity (flags, environment or executable name);
 	// the adjustment is keyed by it so that several instances do not collide.
 	_, p.name, _ = strings.Cut(st.Name(), "-")
+	p.instance = st.InstanceID()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
@@ -79,8 +97,8 @@ func run(args []string) error {
 	if err := st.Start(ctx); err != nil {
 		return err
 	}
-	p.out.line("HANDOVER available=%t role=%s runtime-nri=%s plugin=%s pid=%d",
-		st.HandoverAvailable(), st.Role(), st.RuntimeNRIVersion(), st.Name(), os.Getpid())
+	p.out.line("HANDOVER available=%t role=%s runtime-nri=%s plugin=%s instance=%s generation=%d pid=%d",
+		st.HandoverAvailable(), st.Role(), st.RuntimeNRIVersion(), st.Name(), st.InstanceID(), st.Generation(), os.Getpid())
 
 	go func() {
 		if st.WaitReady(ctx) == nil {

@@ -17,9 +17,11 @@ func injected(name string) (env, annotation string) {
 
 // plugin reports every event it gets and adjusts created containers.
 type plugin struct {
-	out    *printer
-	name   string
-	adjust bool
+	out        *printer
+	name       string
+	instance   string
+	adjust     bool
+	byInstance bool // adjust with the instance id, not the plugin name
 }
 
 func (p *plugin) event(ev string, pod *api.PodSandbox, ctr *api.Container) {
@@ -56,6 +58,11 @@ func (p *plugin) ShutdownWithReason(_ context.Context, req *api.ShutdownRequest)
 	p.out.line("EVENT ShutdownWithReason reason=%s message=%q", req.GetReason(), req.GetMessage())
 }
 
+func (p *plugin) RoleChange(_ context.Context, req *api.RoleChangeRequest) error {
+	p.out.line("ROLE %s", req.GetRole())
+	return nil
+}
+
 func (p *plugin) RunPodSandbox(_ context.Context, pod *api.PodSandbox) error {
 	p.event("RunPodSandbox", pod, nil)
 	return nil
@@ -76,8 +83,14 @@ func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 	if !p.adjust {
 		return nil, nil, nil
 	}
-	env, annotation := injected(p.name)
 	adj := &api.ContainerAdjustment{}
+	if p.byInstance {
+		adj.AddEnv("NRI_INSTANCE", p.instance)
+		adj.AddAnnotation("nri-handover.test/instance", p.instance)
+		p.out.line("ADJUST pod=%s container=%s instance=%s", pod.GetName(), ctr.GetName(), p.instance)
+		return adj, nil, nil
+	}
+	env, annotation := injected(p.name)
 	adj.AddEnv(env, "injected-by-"+p.name)
 	adj.AddAnnotation(annotation, "adjusted-by-"+p.name)
 	return adj, nil, nil
