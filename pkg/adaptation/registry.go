@@ -210,7 +210,7 @@ func (g *registry) synchronize(ctx context.Context, p *plugin) ([]*ContainerUpda
 		updates []*ContainerUpdate
 		syncErr error
 	)
-	err := g.r.syncFn(ctx, func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
+	err := g.r.callSyncFn(ctx, func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
 		if called {
 			return nil, fmt.Errorf("plugin %s is already synchronized", p.name())
 		}
