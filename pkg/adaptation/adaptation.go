@@ -170,7 +170,13 @@ func (r *Adaptation) Start() error {
 
 // Stop stops accepting plugins, tells every connected plugin that the runtime
 // is shutting down (each bounded in time) and closes them.
+//
+// Runtimes call Stop holding locks that their SyncFn and UpdateFn take, so
+// Stop never waits for a call into the runtime (see callback.go): cancelling
+// the adaptation's context comes first, before even waiting for a Start in
+// progress, which may itself be calling the runtime back.
 func (r *Adaptation) Stop() {
+	r.cancel()
 	r.state.Lock()
 	defer r.state.Unlock()
 	if r.stopped {
@@ -180,7 +186,6 @@ func (r *Adaptation) Stop() {
 
 	r.log.Infof(r.ctx, "NRI runtime interface shutting down")
 
-	r.cancel()
 	r.stopListener()
 	r.shutdownAll("runtime is shutting down")
 	r.wg.Wait()
@@ -205,5 +210,5 @@ func (r *Adaptation) updateContainers(ctx context.Context, updates []*ContainerU
 	if len(updates) == 0 {
 		return nil, nil
 	}
-	return r.updateFn(ctx, updates)
+	return r.callUpdateFn(ctx, updates)
 }

@@ -53,6 +53,8 @@ type fakePlugin struct {
 	handle func(ctx context.Context, e api.Event, req any) (any, error)
 	// syncErr, if set, fails synchronization.
 	syncErr error
+	// syncUpdates are asked for in the answer to the last Synchronize message.
+	syncUpdates []*api.ContainerUpdate
 
 	mu        sync.Mutex
 	syncs     []*api.SynchronizeRequest
@@ -190,10 +192,11 @@ func (f *fakePlugin) Synchronize(_ context.Context, req *api.SynchronizeRequest)
 	f.mu.Lock()
 	f.syncs = append(f.syncs, req)
 	f.mu.Unlock()
-	if !req.More {
-		f.syncOnce.Do(func() { close(f.synced) })
+	if req.More {
+		return &api.SynchronizeResponse{More: true}, nil
 	}
-	return &api.SynchronizeResponse{More: req.More}, nil
+	f.syncOnce.Do(func() { close(f.synced) })
+	return &api.SynchronizeResponse{Update: f.syncUpdates}, nil
 }
 
 func (f *fakePlugin) Shutdown(_ context.Context, req *api.ShutdownRequest) (*api.Empty, error) {

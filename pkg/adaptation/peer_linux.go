@@ -5,6 +5,7 @@ package adaptation
 import (
 	"errors"
 	"net"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,7 +13,7 @@ import (
 // peerPid returns the pid of the process at the other end of a unix socket,
 // for logs.
 func peerPid(conn net.Conn) (int, error) {
-	uc, ok := conn.(*net.UnixConn)
+	uc, ok := conn.(syscall.Conn) // a *net.UnixConn, possibly wrapped (deadlineConn)
 	if !ok {
 		return 0, errors.New("not a unix socket")
 	}

@@ -167,6 +167,7 @@ func (p *plugin) beginClose() bool {
 // connect sets up the multiplexed connection: our ttrpc client for the plugin
 // service and our ttrpc server for the runtime service share conn.
 func (p *plugin) connect(conn net.Conn) (retErr error) {
+	conn = newDeadlineConn(conn, getRequestTimeout) // see conn.go
 	mux := multiplex.Multiplex(conn, multiplex.WithBlockedRead())
 	defer func() {
 		if retErr != nil {

@@ -83,7 +83,7 @@ func (g *registry) changesSince(ctx context.Context, base *snapshot) (*delta, er
 // not keep references to it.
 func (g *registry) runtimeState(ctx context.Context, use func([]*api.PodSandbox, []*api.Container)) error {
 	called := false
-	err := g.r.syncFn(ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	err := g.r.callSyncFn(ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 		called = true
 		use(pods, ctrs)
 		return nil, nil

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/containerd/ttrpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
@@ -18,137 +16,190 @@ import (
 const (
 	// ttrpcMessageLimit is ttrpc's fixed maximum message size.
 	ttrpcMessageLimit = 4 << 20
-	// syncMessageBudget leaves room for ttrpc's request envelope and the
-	// non-repeated fields of SynchronizeRequest.
+	// syncMessageBudget leaves room for ttrpc's request envelope (service and
+	// method names, timeout, metadata, the payload's length prefix).
 	syncMessageBudget = ttrpcMessageLimit - 64<<10
-	// minSyncMessageBudget is how far the budget shrinks when the plugin's
-	// side still rejects a message as too large.
+	// minSyncMessageBudget is how far the budget shrinks when ttrpc still
+	// finds a message too large.
 	minSyncMessageBudget = 64 << 10
 )
 
-// syncChunk is one SynchronizeRequest's share of the snapshot.
-type syncChunk struct {
-	pods       []*api.PodSandbox
-	containers []*api.Container
+// Field numbers of SynchronizeRequest's repeated fields, for sizing entries.
+const (
+	fieldPods              = 1
+	fieldContainers        = 2
+	fieldRemovedPods       = 6
+	fieldRemovedContainers = 7
+)
+
+// syncRound is what one synchronization round tells the plugin once its
+// messages are reassembled. Its entries (pods, containers, then removed pod
+// and container IDs) are numbered consecutively and sent in that order, so
+// that a plugin sees a container's pod no later than the container.
+type syncRound struct {
+	pods        []*api.PodSandbox
+	ctrs        []*api.Container
+	removedPods []string
+	removedCtrs []string
+	delta       bool
+	takeover    *api.Takeover // attached to every message
 }
 
-// planSyncChunks splits a snapshot into consecutive chunks whose encoded size
-// stays within budget. Pods come first so that a plugin sees a container's
-// pod no later than the container. An object that alone exceeds the budget
-// cannot be sent.
-func planSyncChunks(pods []*api.PodSandbox, ctrs []*api.Container, budget int) ([]syncChunk, error) {
-	var (
-		chunks []syncChunk
-		cur    syncChunk
-		size   int
-	)
-	add := func(m proto.Message, what string, id string, put func()) error {
-		// encoded as a length-delimited repeated field entry
-		n := protowire.SizeTag(2) + protowire.SizeBytes(proto.Size(m))
-		if n > budget {
-			return fmt.Errorf("%s %s is too large to synchronize (%d bytes, limit %d)", what, id, n, budget)
-		}
-		if size+n > budget {
-			chunks = append(chunks, cur)
-			cur, size = syncChunk{}, 0
-		}
-		put()
-		size += n
+func (s *syncRound) len() int {
+	return len(s.pods) + len(s.ctrs) + len(s.removedPods) + len(s.removedCtrs)
+}
+
+// sizes returns the encoded size of every entry as a repeated field element.
+func (s *syncRound) sizes() []int {
+	out := make([]int, 0, s.len())
+	for _, p := range s.pods {
+		out = append(out, protowire.SizeTag(fieldPods)+protowire.SizeBytes(proto.Size(p)))
+	}
+	for _, c := range s.ctrs {
+		out = append(out, protowire.SizeTag(fieldContainers)+protowire.SizeBytes(proto.Size(c)))
+	}
+	for _, id := range s.removedPods {
+		out = append(out, protowire.SizeTag(fieldRemovedPods)+protowire.SizeBytes(len(id)))
+	}
+	for _, id := range s.removedCtrs {
+		out = append(out, protowire.SizeTag(fieldRemovedContainers)+protowire.SizeBytes(len(id)))
+	}
+	return out
+}
+
+// describe names entry i for errors.
+func (s *syncRound) describe(i int) string {
+	if i < len(s.pods) {
+		return "pod " + s.pods[i].GetId()
+	}
+	i -= len(s.pods)
+	if i < len(s.ctrs) {
+		return "container " + s.ctrs[i].GetId()
+	}
+	i -= len(s.ctrs)
+	if i < len(s.removedPods) {
+		return "removed pod " + s.removedPods[i]
+	}
+	return "removed container " + s.removedCtrs[i-len(s.removedPods)]
+}
+
+// request builds the message carrying entries [from, to).
+func (s *syncRound) request(from, to int) *api.SynchronizeRequest {
+	base := 0
+	req := &api.SynchronizeRequest{
+		More:     to < s.len(),
+		Delta:    s.delta,
+		Takeover: s.takeover,
+	}
+	req.Pods, base = window(s.pods, base, from, to), base+len(s.pods)
+	req.Containers, base = window(s.ctrs, base, from, to), base+len(s.ctrs)
+	req.RemovedPods, base = window(s.removedPods, base, from, to), base+len(s.removedPods)
+	req.RemovedContainers = window(s.removedCtrs, base, from, to)
+	return req
+}
+
+// window returns the part of s, whose first entry is number base, that falls
+// into [from, to); nil when none does.
+func window[T any](s []T, base, from, to int) []T {
+	lo := min(max(from-base, 0), len(s))
+	hi := min(max(to-base, 0), len(s))
+	if lo >= hi {
 		return nil
 	}
-	for _, pod := range pods {
-		if err := add(pod, "pod", pod.GetId(), func() { cur.pods = append(cur.pods, pod) }); err != nil {
-			return nil, err
+	return s[lo:hi]
+}
+
+// fixedSize is the encoded size of the fields every message of the round
+// carries besides its entries.
+func (s *syncRound) fixedSize() int {
+	return proto.Size(&api.SynchronizeRequest{More: true, Delta: s.delta, Takeover: s.takeover})
+}
+
+// plan splits entries [from, len(sizes)) into consecutive messages whose
+// entries add up to at most budget bytes, and returns where each message
+// ends. There is always at least one message, possibly empty. An entry that
+// alone exceeds the budget cannot be sent.
+func (s *syncRound) plan(sizes []int, from, budget int) ([]int, error) {
+	var (
+		ends []int
+		size int
+	)
+	for i := from; i < len(sizes); i++ {
+		n := sizes[i]
+		if n > budget {
+			return nil, fmt.Errorf("%s is too large to synchronize (%d bytes, limit %d)", s.describe(i), n, budget)
 		}
-	}
-	for _, ctr := range ctrs {
-		if err := add(ctr, "container", ctr.GetId(), func() { cur.containers = append(cur.containers, ctr) }); err != nil {
-			return nil, err
+		if size+n > budget {
+			ends = append(ends, i)
+			size = 0
 		}
+		size += n
 	}
-	return append(chunks, cur), nil
+	return append(ends, len(sizes)), nil
 }
 
 // synchronize sends the snapshot to the plugin, in as many messages as the
 // ttrpc size limit requires, and returns the updates it asks for. takeover,
 // if set, is attached to every message.
 func (p *plugin) synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
-	return p.syncRound(ctx, pods, ctrs, func(req *api.SynchronizeRequest, _ bool) { req.Takeover = takeover })
+	return p.syncRound(ctx, &syncRound{pods: pods, ctrs: ctrs, takeover: takeover})
 }
 
 // synchronizeDelta sends a handover-capable plugin what changed since its
-// last round: every message is marked delta, the last one lists removals.
+// last round: every message is marked delta; removals are entries like the
+// rest, after the pods and containers.
 func (p *plugin) synchronizeDelta(ctx context.Context, d *delta) ([]*api.ContainerUpdate, error) {
-	return p.syncRound(ctx, d.pods, d.ctrs, func(req *api.SynchronizeRequest, last bool) {
-		req.Delta = true
-		if last {
-			req.RemovedPods, req.RemovedContainers = d.removedPods, d.removedCtrs
-		}
-	})
+	return p.syncRound(ctx, &syncRound{pods: d.pods, ctrs: d.ctrs,
+		removedPods: d.removedPods, removedCtrs: d.removedCtrs, delta: true})
 }
 
-// syncRound sends one synchronization round; decorate fills in the fields
-// beyond the chunk's pods and containers.
-func (p *plugin) syncRound(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container, decorate func(req *api.SynchronizeRequest, last bool)) ([]*api.ContainerUpdate, error) {
-	budget := syncMessageBudget
-	for {
-		updates, err := p.sendSync(ctx, pods, ctrs, decorate, budget)
-		var tooLarge *oversizedErr
-		if !errors.As(err, &tooLarge) || budget/2 < minSyncMessageBudget {
-			return updates, err
-		}
-		// The peer refused a chunk we thought fit; retry with smaller chunks.
-		// The plugin discards a partial snapshot when a new one starts.
-		budget /= 2
-		p.r.log.Debugf(ctx, "plugin %s: synchronize message too large, retrying with %d byte chunks", p.name(), budget)
-	}
-}
+// syncRound sends one synchronization round. As upstream, the whole round
+// has one deadline, the request timeout: the runtime may hold its operations
+// for the round, so the round, not each message, is what must be bounded.
+// If ttrpc refuses a message as too large (our estimate of its envelope was
+// short), the rest of the round, from that message on, is sent in smaller
+// messages; what the plugin already received stands.
+func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.ContainerUpdate, error) {
+	ctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
+	defer cancel()
 
-type oversizedErr struct{ err error }
-
-func (e *oversizedErr) Error() string { return e.err.Error() }
-func (e *oversizedErr) Unwrap() error { return e.err }
-
-func (p *plugin) sendSync(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container, decorate func(*api.SynchronizeRequest, bool), budget int) ([]*api.ContainerUpdate, error) {
-	chunks, err := planSyncChunks(pods, ctrs, budget)
+	sizes := round.sizes()
+	budget := syncMessageBudget - round.fixedSize()
+	ends, err := round.plan(sizes, 0, budget)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
 	}
-	p.r.log.Infof(ctx, "synchronizing plugin %s (%d pods, %d containers, %d messages)",
-		p.name(), len(pods), len(ctrs), len(chunks))
+	p.r.log.Infof(ctx, "synchronizing plugin %s (%d pods, %d containers, %d removed, %d messages)", p.name(),
+		len(round.pods), len(round.ctrs), len(round.removedPods)+len(round.removedCtrs), len(ends))
 
-	for i, c := range chunks {
-		req := &api.SynchronizeRequest{
-			Pods:       c.pods,
-			Containers: c.containers,
-			More:       i < len(chunks)-1,
-		}
-		decorate(req, !req.More)
-		rctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
+	from := 0
+	for len(ends) > 0 {
+		req := round.request(from, ends[0])
 		start := time.Now()
-		rpl, err := p.svc.Synchronize(rctx, req)
-		err = requestError(rctx, err)
-		cancel()
+		rpl, err := p.svc.Synchronize(ctx, req)
+		err = requestError(ctx, err)
 		p.recordInvocation("Synchronize", start, err)
-		if err != nil {
-			if isOversized(err) {
-				return nil, &oversizedErr{err: err}
-			}
-			return nil, fmt.Errorf("plugin %s: synchronize failed: %w", p.name(), err)
-		}
-		p.r.metrics.RecordPluginAdjustments(p.name(), "Synchronize", nil, len(rpl.GetUpdate()), 0)
-		if req.More {
-			if len(rpl.GetUpdate()) > 0 || !rpl.GetMore() {
-				return nil, fmt.Errorf("plugin %s does not handle split synchronization", p.name())
+		var tooLarge *ttrpc.OversizedMessageErr
+		if errors.As(err, &tooLarge) && budget/2 >= minSyncMessageBudget {
+			budget /= 2
+			p.r.log.Debugf(ctx, "plugin %s: synchronize message of %d bytes too large, sending the rest in %d byte messages",
+				p.name(), tooLarge.RejectedLength(), budget)
+			if ends, err = round.plan(sizes, from, budget); err != nil {
+				return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
 			}
 			continue
 		}
-		return rpl.GetUpdate(), nil
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: synchronize failed: %w", p.name(), err)
+		}
+		p.r.metrics.RecordPluginAdjustments(p.name(), "Synchronize", nil, len(rpl.GetUpdate()), 0)
+		if !req.More {
+			return rpl.GetUpdate(), nil
+		}
+		if len(rpl.GetUpdate()) > 0 || !rpl.GetMore() {
+			return nil, fmt.Errorf("plugin %s does not handle split synchronization", p.name())
+		}
+		from, ends = ends[0], ends[1:]
 	}
-	return nil, nil // not reached: there is always a last chunk
-}
-
-func isOversized(err error) bool {
-	var o *ttrpc.OversizedMessageErr
-	return errors.As(err, &o) || status.Code(err) == codes.ResourceExhausted
+	return nil, nil // not reached: the last message has More unset
 }

@@ -1,72 +1,256 @@
 package adaptation
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/containerd/ttrpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nri-handover/nri/api"
 )
 
-func TestPlanSyncChunks(t *testing.T) {
-	var (
-		pods []*api.PodSandbox
-		ctrs []*api.Container
-	)
-	for i := range 10 {
-		pods = append(pods, &api.PodSandbox{Id: "pod-" + strconv.Itoa(i), Name: strings.Repeat("p", 100)})
+func testRound(nPods, nCtrs, nameLen int) *syncRound {
+	s := &syncRound{}
+	for i := range nPods {
+		s.pods = append(s.pods, &api.PodSandbox{Id: "pod-" + strconv.Itoa(i), Name: strings.Repeat("p", nameLen)})
 	}
-	for i := range 100 {
-		ctrs = append(ctrs, &api.Container{Id: "ctr-" + strconv.Itoa(i), Name: strings.Repeat("c", 300)})
+	for i := range nCtrs {
+		s.ctrs = append(s.ctrs, &api.Container{Id: "ctr-" + strconv.Itoa(i), Name: strings.Repeat("c", nameLen)})
 	}
+	return s
+}
 
-	const budget = 4096
-	chunks, err := planSyncChunks(pods, ctrs, budget)
+// messages plans s with budget and builds its messages.
+func messages(t *testing.T, s *syncRound, budget int) []*api.SynchronizeRequest {
+	t.Helper()
+	ends, err := s.plan(s.sizes(), 0, budget)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(chunks) < 2 {
-		t.Fatalf("expected several chunks, got %d", len(chunks))
+	var out []*api.SynchronizeRequest
+	from := 0
+	for _, end := range ends {
+		out = append(out, s.request(from, end))
+		from = end
 	}
+	return out
+}
 
-	var gotPods []*api.PodSandbox
-	var gotCtrs []*api.Container
-	for i, c := range chunks {
-		size := proto.Size(&api.SynchronizeRequest{Pods: c.pods, Containers: c.containers})
-		if size > budget {
-			t.Errorf("chunk %d is %d bytes, budget %d", i, size, budget)
+// ids lists the entries of messages in order, as "pod/ID", "ctr/ID",
+// "-pod/ID" and "-ctr/ID".
+func ids(reqs ...*api.SynchronizeRequest) []string {
+	var out []string
+	for _, r := range reqs {
+		for _, p := range r.GetPods() {
+			out = append(out, "pod/"+p.GetId())
 		}
-		if len(c.pods)+len(c.containers) == 0 {
-			t.Errorf("chunk %d is empty", i)
+		for _, c := range r.GetContainers() {
+			out = append(out, "ctr/"+c.GetId())
 		}
-		gotPods = append(gotPods, c.pods...)
-		gotCtrs = append(gotCtrs, c.containers...)
+		for _, id := range r.GetRemovedPods() {
+			out = append(out, "-pod/"+id)
+		}
+		for _, id := range r.GetRemovedContainers() {
+			out = append(out, "-ctr/"+id)
+		}
 	}
-	for i := range pods {
-		if gotPods[i] != pods[i] {
-			t.Fatalf("pod %d out of order", i)
-		}
+	return out
+}
+
+func TestPlanSyncKeepsOrderAndBudget(t *testing.T) {
+	s := testRound(10, 100, 300)
+	for i := range 50 {
+		s.removedPods = append(s.removedPods, "gone-pod-"+strconv.Itoa(i))
+		s.removedCtrs = append(s.removedCtrs, "gone-ctr-"+strconv.Itoa(i))
 	}
-	for i := range ctrs {
-		if gotCtrs[i] != ctrs[i] {
-			t.Fatalf("container %d out of order", i)
+	s.delta = true
+	const budget = 4096
+	reqs := messages(t, s, budget)
+	if len(reqs) < 2 {
+		t.Fatalf("expected several messages, got %d", len(reqs))
+	}
+	all := &api.SynchronizeRequest{Pods: s.pods, Containers: s.ctrs, RemovedPods: s.removedPods, RemovedContainers: s.removedCtrs}
+	if got, want := ids(reqs...), ids(all); !slices.Equal(got, want) {
+		t.Fatalf("entries out of order or lost:\n got %v\nwant %v", got, want)
+	}
+	for i, r := range reqs {
+		entries := proto.Size(&api.SynchronizeRequest{Pods: r.Pods, Containers: r.Containers,
+			RemovedPods: r.RemovedPods, RemovedContainers: r.RemovedContainers})
+		if entries > budget {
+			t.Errorf("message %d carries %d bytes of entries, budget %d", i, entries, budget)
+		}
+		if len(ids(r)) == 0 {
+			t.Errorf("message %d is empty", i)
+		}
+		if r.More != (i < len(reqs)-1) || !r.Delta {
+			t.Errorf("message %d: more %v delta %v", i, r.More, r.Delta)
 		}
 	}
 }
 
-func TestPlanSyncChunksEmptySnapshotIsOneMessage(t *testing.T) {
-	chunks, err := planSyncChunks(nil, nil, syncMessageBudget)
-	if err != nil || len(chunks) != 1 {
-		t.Fatalf("got %d chunks, %v", len(chunks), err)
+func TestPlanSyncEmptySnapshotIsOneMessage(t *testing.T) {
+	reqs := messages(t, &syncRound{}, syncMessageBudget)
+	if len(reqs) != 1 || reqs[0].More {
+		t.Fatalf("got %v", reqs)
 	}
 }
 
-func TestPlanSyncChunksRejectsOversizedObject(t *testing.T) {
-	ctr := &api.Container{Id: "huge", Name: strings.Repeat("x", 10000)}
-	_, err := planSyncChunks(nil, []*api.Container{ctr}, 4096)
-	if err == nil || !strings.Contains(err.Error(), "huge") {
+func TestPlanSyncRejectsOversizedEntry(t *testing.T) {
+	s := &syncRound{ctrs: []*api.Container{{Id: "huge", Name: strings.Repeat("x", 10000)}}}
+	_, err := s.plan(s.sizes(), 0, 4096)
+	if err == nil || !strings.Contains(err.Error(), "container huge") {
 		t.Fatalf("error %v, want one naming the container", err)
+	}
+}
+
+// syncService is a plugin's Synchronize as the runtime sees it, in process:
+// it records what it was sent and answers as told.
+type syncService struct {
+	api.PluginService // only Synchronize is called
+
+	mu        sync.Mutex
+	reqs      []*api.SynchronizeRequest
+	deadlines []time.Time
+	answer    func(n int, req *api.SynchronizeRequest) error // n counts calls from 0; nil: accept
+}
+
+func (s *syncService) Synchronize(ctx context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.deadlines) // calls so far
+	dl, _ := ctx.Deadline()
+	s.deadlines = append(s.deadlines, dl)
+	if s.answer != nil {
+		if err := s.answer(n, req); err != nil {
+			return nil, err
+		}
+	}
+	s.reqs = append(s.reqs, req)
+	return &api.SynchronizeResponse{More: req.More}, nil
+}
+
+func (s *syncService) received() []*api.SynchronizeRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reqs)
+}
+
+func syncPlugin(t *testing.T, svc api.PluginService) *plugin {
+	t.Helper()
+	r, err := New("test-runtime", "v0.0.1",
+		func(context.Context, SyncCB) error { return nil },
+		func(context.Context, []*ContainerUpdate) ([]*ContainerUpdate, error) { return nil, nil },
+		WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.cancel)
+	p := r.newPlugin(kindBuiltin)
+	p.setName("10", "sync")
+	p.svc = svc
+	return p
+}
+
+// bigRound is a snapshot that needs several messages: each pod takes a
+// quarter of the budget.
+func bigRound(pods int) *syncRound {
+	return testRound(pods, 0, syncMessageBudget/4)
+}
+
+// A round is bounded by one deadline (the request timeout, as upstream), not
+// one per message: the runtime may hold its operations for the whole round.
+func TestSyncRoundHasOneDeadline(t *testing.T) {
+	svc := &syncService{}
+	p := syncPlugin(t, svc)
+	round := bigRound(10)
+	if _, err := p.synchronize(context.Background(), round.pods, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(svc.deadlines) < 3 {
+		t.Fatalf("sent %d messages, want several", len(svc.deadlines))
+	}
+	for i, dl := range svc.deadlines {
+		if dl.IsZero() || !dl.Equal(svc.deadlines[0]) {
+			t.Errorf("message %d has deadline %v, message 0 %v: want one deadline for the round", i, dl, svc.deadlines[0])
+		}
+	}
+}
+
+// When ttrpc refuses a message as too large, the round goes on from that
+// message in smaller ones: what the plugin already has is not sent again.
+func TestSyncRoundResumesFromOversizedMessage(t *testing.T) {
+	svc := &syncService{answer: func(n int, req *api.SynchronizeRequest) error {
+		if n == 1 { // the second message, once
+			return ttrpc.OversizedMessageError(ttrpcMessageLimit + 1)
+		}
+		return nil
+	}}
+	p := syncPlugin(t, svc)
+	round := bigRound(10)
+	if _, err := p.synchronize(context.Background(), round.pods, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := svc.received()
+	want := ids(&api.SynchronizeRequest{Pods: round.pods})
+	if !slices.Equal(ids(got...), want) {
+		t.Fatalf("plugin received %v, want every pod once, in order: %v", ids(got...), want)
+	}
+	if len(got[1].GetPods()) >= len(got[0].GetPods()) { // pods of one size: the first message is full
+		t.Errorf("the refused message was not split: %d pods, a full message %d", len(got[1].GetPods()), len(got[0].GetPods()))
+	}
+}
+
+// Only ttrpc's own oversized-message error is retried: a plugin that answers
+// RESOURCE_EXHAUSTED has answered.
+func TestSyncRoundDoesNotRetryPluginErrors(t *testing.T) {
+	svc := &syncService{answer: func(int, *api.SynchronizeRequest) error {
+		return status.Error(codes.ResourceExhausted, "plugin is out of something")
+	}}
+	p := syncPlugin(t, svc)
+	round := testRound(1, 1, 10)
+	if _, err := p.synchronize(context.Background(), round.pods, round.ctrs, nil); err == nil {
+		t.Fatal("synchronization succeeded")
+	}
+	if n := len(svc.deadlines); n != 1 {
+		t.Fatalf("plugin asked %d times, want once", n)
+	}
+}
+
+// Removal lists of a delta round count in the message budget: a round that
+// removes a lot is split like one that adds a lot.
+func TestSyncRoundSplitsRemovals(t *testing.T) {
+	svc := &syncService{answer: func(_ int, req *api.SynchronizeRequest) error {
+		return ttrpc.OversizedMessageError(proto.Size(req) + (ttrpcMessageLimit - syncMessageBudget))
+	}}
+	p := syncPlugin(t, svc)
+	d := &delta{}
+	for i := range 150000 { // about 6 MiB of IDs
+		d.removedCtrs = append(d.removedCtrs, fmt.Sprintf("%036d", i))
+	}
+	if _, err := p.synchronizeDelta(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	got := svc.received()
+	if len(got) < 2 {
+		t.Fatalf("sent %d messages, want the removals split", len(got))
+	}
+	var removed []string
+	for _, req := range got {
+		if size := proto.Size(req); size > syncMessageBudget {
+			t.Errorf("message of %d bytes, budget %d", size, syncMessageBudget)
+		}
+		removed = append(removed, req.GetRemovedContainers()...)
+	}
+	if !slices.Equal(removed, d.removedCtrs) {
+		t.Errorf("plugin got %d removals, want %d in order", len(removed), len(d.removedCtrs))
 	}
 }

@@ -9,4 +9,11 @@
 // the annotations of the pod and container sent with the event (SeqAnnotation)
 // so that plugin processes can record which dispatch they handled and suites
 // can prove exactly-once delivery from both sides.
+//
+// WithContainerdLocking adds containerd's locking shape (its internal/nri):
+// one mutex held around every call into the adaptation, Stop included, and
+// taken inside the SyncFn and UpdateFn; NotifyContainerExit relays a
+// container's exit under that mutex but, as containerd, without
+// BlockPluginSync. LockNRI and StopLocked let a test hold the mutex where
+// containerd does; SyncFnCalls counts SyncFn calls, blocked ones included.
 package testruntime

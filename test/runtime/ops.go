@@ -11,11 +11,14 @@ import (
 )
 
 // lock serializes an operation and blocks plugin synchronization for its
-// duration, as a CRI runtime does around each request it relays to NRI.
+// duration, as a CRI runtime does around each request it relays to NRI, then
+// takes the NRI lock (containerd locking).
 func (r *Runtime) lock() func() {
 	r.opMu.Lock()
 	blk := r.nri.BlockPluginSync()
+	unlock := r.LockNRI()
 	return func() {
+		unlock()
 		blk.Unblock()
 		r.opMu.Unlock()
 	}
@@ -260,6 +263,21 @@ func (r *Runtime) UpdateContainer(ctx context.Context, id string, res *api.Linux
 // StopContainer relays StopContainer and applies the returned updates.
 func (r *Runtime) StopContainer(ctx context.Context, id string) error {
 	defer r.lock()()
+	return r.stopContainer(ctx, id)
+}
+
+// NotifyContainerExit relays StopContainer for a container that exited on
+// its own the way containerd does: without BlockPluginSync, so a plugin may
+// be synchronizing meanwhile (with containerd locking, under the NRI lock).
+// containerd runs it on a goroutine of its own; callers may do the same.
+func (r *Runtime) NotifyContainerExit(ctx context.Context, id string) error {
+	r.opMu.Lock()
+	defer r.opMu.Unlock()
+	defer r.LockNRI()()
+	return r.stopContainer(ctx, id)
+}
+
+func (r *Runtime) stopContainer(ctx context.Context, id string) error {
 	pod, ctr, err := r.ctrOf(id)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/pkg/adaptation"
@@ -20,9 +21,16 @@ type Runtime struct {
 	// while an event is in flight.
 	mu sync.Mutex
 
+	// nriMu is containerd's internal/nri lock (WithContainerdLocking): held
+	// around every call into the adaptation, Stop included, and taken by the
+	// SyncFn and UpdateFn.
+	nriMu sync.Mutex
+
 	cfg      config
 	nri      *adaptation.Adaptation
 	stopOnce sync.Once
+
+	syncCalls, syncReturns atomic.Int64 // SyncFn entered (before taking any lock) and returned
 
 	pods        map[string]*api.PodSandbox
 	stoppedPods map[string]bool
@@ -44,6 +52,8 @@ type config struct {
 	configPath    string
 	noListen      bool
 	extra         []adaptation.Option
+
+	containerdLocking bool
 }
 
 // Option configures a Runtime.
@@ -77,6 +87,16 @@ func WithPluginConfigPath(dir string) Option {
 // WithoutListener disables external connections.
 func WithoutListener() Option {
 	return func(c *config) { c.noListen = true }
+}
+
+// WithContainerdLocking gives the runtime containerd's locking shape. Its
+// internal/nri holds one mutex around every call into the adaptation, Stop
+// included, and takes the same mutex inside its SyncFn (for the whole
+// synchronization, the SyncCB included) and its UpdateFn; its container exit
+// path (NotifyContainerExit) relays StopContainer under that mutex but without
+// BlockPluginSync. Operations here hold BlockPluginSync, then the mutex.
+func WithContainerdLocking() Option {
+	return func(c *config) { c.containerdLocking = true }
 }
 
 // WithAdaptationOptions passes extra options to adaptation.New.
@@ -144,8 +164,27 @@ func (r *Runtime) Start() error {
 }
 
 // Stop stops the adaptation and removes the runtime's temp directory. Only
-// the first call does anything.
+// the first call does anything. With containerd locking it holds the NRI
+// lock meanwhile, as containerd does.
 func (r *Runtime) Stop() {
+	defer r.LockNRI()()
+	r.StopLocked()
+}
+
+// LockNRI takes the runtime's NRI lock (WithContainerdLocking; otherwise it
+// does nothing) and returns its release: a test holds it where containerd
+// holds it, e.g. around StopLocked.
+func (r *Runtime) LockNRI() (unlock func()) {
+	if !r.cfg.containerdLocking {
+		return func() {}
+	}
+	r.nriMu.Lock()
+	return r.nriMu.Unlock
+}
+
+// StopLocked is Stop without taking the NRI lock, for a caller holding it
+// (LockNRI), as containerd's Stop does.
+func (r *Runtime) StopLocked() {
 	r.stopOnce.Do(func() {
 		r.nri.Stop()
 		r.cleanup()
@@ -156,6 +195,13 @@ func (r *Runtime) cleanup() {
 	if r.cfg.ownsDir {
 		_ = os.RemoveAll(r.cfg.dir)
 	}
+}
+
+// SyncFnCalls reports how often the adaptation called the SyncFn and how
+// many of those calls returned; entered counts a call before it takes any
+// lock, so a call blocked on the NRI lock counts as entered.
+func (r *Runtime) SyncFnCalls() (entered, returned int) {
+	return int(r.syncCalls.Load()), int(r.syncReturns.Load())
 }
 
 // Adaptation exposes the underlying adaptation.
@@ -170,6 +216,9 @@ func (r *Runtime) Dir() string { return r.cfg.dir }
 // syncPlugin is the adaptation's SyncFn: it hands the plugin a snapshot of
 // the state and applies the updates the plugin asked for.
 func (r *Runtime) syncPlugin(ctx context.Context, cb adaptation.SyncCB) error {
+	r.syncCalls.Add(1)
+	defer r.syncReturns.Add(1)
+	defer r.LockNRI()()
 	pods, ctrs := r.Snapshot()
 	updates, err := cb(ctx, pods, ctrs)
 	if err != nil {
@@ -184,6 +233,7 @@ func (r *Runtime) syncPlugin(ctx context.Context, cb adaptation.SyncCB) error {
 
 // updateFromPlugin is the adaptation's UpdateFn for unsolicited updates.
 func (r *Runtime) updateFromPlugin(_ context.Context, updates []*api.ContainerUpdate) ([]*api.ContainerUpdate, error) {
+	defer r.LockNRI()()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	failed := r.applyUpdatesLocked(updates)

@@ -36,6 +36,9 @@ type PluginSpec struct {
 	Delay         time.Duration
 	FailAt        string
 	OnlyContainer string
+	// StopReadingAfter stops the plugin's reader once it handled this step
+	// (its reply still goes out); SIGUSR2 resumes reading.
+	StopReadingAfter string
 
 	UnsolicitedOn     string // "synchronize", an event, or "signal" (send SIGUSR1)
 	UnsolicitedMemory int64
@@ -92,6 +95,7 @@ func (s PluginSpec) Args() []string {
 	}
 	add("fail", s.FailAt)
 	add("only-container", s.OnlyContainer)
+	add("stop-reading-after", s.StopReadingAfter)
 	add("unsolicited-on", s.UnsolicitedOn)
 	if s.UnsolicitedMemory != 0 {
 		add("unsolicited-memory", strconv.FormatInt(s.UnsolicitedMemory, 10))
@@ -166,6 +170,24 @@ func (p *Plugin) Count(ev string) int {
 // is relayed to the plugin. Against ours the first synchronization runs
 // outside the lock: wait for Active instead.
 func (p *Plugin) Synchronized() bool { return p.Count(record.Synchronize) > 0 }
+
+// StoppedReading reports whether the plugin's reader has stopped as told
+// (StopReadingAfter).
+func (p *Plugin) StoppedReading() bool { return p.hung("stop-reading:") }
+
+// Unread reports whether, after its reader stopped, the runtime has sent the
+// plugin a large message (64 KiB and more wait unread in its socket): a
+// write larger than the socket buffers is then blocked in the runtime.
+func (p *Plugin) Unread() bool { return p.hung("unread:") }
+
+func (p *Plugin) hung(prefix string) bool {
+	for _, l := range p.Lines() {
+		if l.Ev == record.Hang && strings.HasPrefix(l.Detail, prefix) {
+			return true
+		}
+	}
+	return false
+}
 
 // Activations counts the times the runtime told this process it is the
 // active instance of its plugin (RoleChange ACTIVE).

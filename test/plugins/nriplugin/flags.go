@@ -43,6 +43,8 @@ type options struct {
 	onlyCtr   string // restrict hang/delay/fail to events on this container
 	hangCount int    // hang only this many times (0: always)
 
+	stopReadingAfter string // stop reading the connection once this step was handled (until SIGUSR2)
+
 	unsolicitedOn  string // "synchronize", an event pretty name, or "signal" (SIGUSR1)
 	unsolicitedMem int64
 
@@ -79,6 +81,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.failAt, "fail", "", "step to fail at")
 	fs.StringVar(&o.onlyCtr, "only-container", "", "apply -hang/-delay/-fail only to this container")
 	fs.IntVar(&o.hangCount, "hang-count", 0, "hang at most this many times (0: every time)")
+	fs.StringVar(&o.stopReadingAfter, "stop-reading-after", "", "stop reading the connection at this step, its reply still goes out (SIGUSR2 resumes)")
 	fs.StringVar(&o.unsolicitedOn, "unsolicited-on", "", "when to send an unsolicited memory update")
 	fs.Int64Var(&o.unsolicitedMem, "unsolicited-memory", 0, "memory limit of the unsolicited update")
 	fs.StringVar(&o.readyFile, "ready-file", "", "file the stub keeps while this instance is the active one")

@@ -47,7 +47,7 @@ func run(args []string) error {
 	}
 
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2)
 
 	if is(o.hangAt, "register") {
 		return hangInRegistration(o, rec, sigs)
@@ -58,7 +58,12 @@ func run(args []string) error {
 	if o.validate {
 		impl = validator{p}
 	}
-	st, err := stub.New(impl, stubOptions(o)...)
+	opts := stubOptions(o)
+	if o.stopReadingAfter != "" {
+		p.dialer = &stallingDialer{}
+		opts = append(opts, stub.WithDialer(p.dialer.dial))
+	}
+	st, err := stub.New(impl, opts...)
 	if err != nil {
 		return fmt.Errorf("create stub: %w", err)
 	}
@@ -69,6 +74,12 @@ func run(args []string) error {
 		for s := range sigs {
 			if s == syscall.SIGUSR1 {
 				go p.sendUnsolicited(nil)
+				continue
+			}
+			if s == syscall.SIGUSR2 {
+				if c := p.dialer.current(); c != nil {
+					c.resume()
+				}
 				continue
 			}
 			select {

@@ -16,9 +16,10 @@ import (
 // plugin implements every event handler; which events it actually receives
 // is chosen by -events through Configure.
 type plugin struct {
-	o    *options
-	rec  *record.Recorder
-	stub stub.Stub
+	o      *options
+	rec    *record.Recorder
+	stub   stub.Stub
+	dialer *stallingDialer // set with -stop-reading-after
 
 	mu    sync.Mutex
 	ctrs  map[string]bool // containers known from sync and events
@@ -35,6 +36,14 @@ func is(step, name string) bool { return step != "" && strings.EqualFold(step, n
 func (p *plugin) behave(ctx context.Context, step, ctr string) error {
 	if p.o.onlyCtr != "" && ctr != p.o.onlyCtr {
 		return nil
+	}
+	if is(p.o.stopReadingAfter, step) && p.dialer != nil {
+		if c := p.dialer.current(); c != nil {
+			// The request was read: its reply still goes out, nothing
+			// after it is read.
+			c.stall(func() { p.rec.Add(record.Line{Ev: record.Hang, Ctr: ctr, Detail: "unread:" + step}) })
+			p.rec.Add(record.Line{Ev: record.Hang, Ctr: ctr, Detail: "stop-reading:" + step})
+		}
 	}
 	if is(p.o.delayAt, step) && p.o.delay > 0 {
 		select {
