@@ -15,13 +15,17 @@ import (
 // plugin order. Each plugin sees the request as adjusted by the plugins
 // before it (the request is updated in place), every field a plugin sets is
 // claimed in owners so that two plugins setting the same field fail the
-// request, and the merged adjustment, updates and evictions become the
-// response handed back to the runtime.
+// request, and the merged adjustment and updates (and evictions, if the
+// runtime asked for them) become the response handed back to the runtime.
 type result struct {
 	request resultRequest
 	reply   resultReply
 	updates map[string]*api.ContainerUpdate
 	owners  *api.OwningPlugins
+
+	// forwardEvictions collects the evictions plugins ask for into the
+	// reply (WithEvictionForwarding); by default they are dropped.
+	forwardEvictions bool
 }
 
 type resultRequest struct {
@@ -484,9 +488,14 @@ func (r *result) updateResources(reply, u *api.ContainerUpdate, plugin string) e
 	return nil
 }
 
-// evict collects the evictions requested by plugin; the runtime carries them
-// out. The first reason given for a container is kept.
+// evict collects the evictions requested by plugin when the runtime asked
+// for them; the runtime carries them out. The first reason given for a
+// container is kept. Upstream NRI v0.12.5 ignores evictions in replies
+// altogether, and so does a runtime that did not opt in.
 func (r *result) evict(evictions []*api.ContainerEviction, plugin string) error {
+	if !r.forwardEvictions {
+		return nil
+	}
 	for _, e := range evictions {
 		if e == nil {
 			continue

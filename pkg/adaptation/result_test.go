@@ -286,6 +286,7 @@ func TestResultRdtRemove(t *testing.T) {
 
 func TestResultCollectsUpdatesAndEvictionsDuringCreation(t *testing.T) {
 	r := collectCreateContainerResult(newCreateRequest())
+	r.forwardEvictions = true
 	applyAll(t, r,
 		&api.CreateContainerResponse{
 			Update: []*api.ContainerUpdate{cpuUpdate("other", "0-3", false)},
@@ -318,6 +319,23 @@ func TestResultCollectsUpdatesAndEvictionsDuringCreation(t *testing.T) {
 	}
 }
 
+// Unless the runtime asked for them, evictions are dropped as upstream NRI
+// v0.12.5 drops them, also one of the container being created.
+func TestResultDropsEvictionsByDefault(t *testing.T) {
+	evict := []*api.ContainerEviction{{ContainerId: "victim"}, {ContainerId: "ctr0"}}
+	r := collectCreateContainerResult(newCreateRequest())
+	applyAll(t, r, &api.CreateContainerResponse{Evict: evict})
+	if got := r.createContainerResponse().Evict; got != nil {
+		t.Errorf("CreateContainer reply evictions = %v, want none", got)
+	}
+
+	r = collectUpdateContainerResult(&api.UpdateContainerRequest{Container: &api.Container{Id: "ctr1"}})
+	applyAll(t, r, &api.UpdateContainerResponse{Evict: evict})
+	if got := r.updateContainerResponse().Evict; got != nil {
+		t.Errorf("UpdateContainer reply evictions = %v, want none", got)
+	}
+}
+
 func TestResultUpdateContainer(t *testing.T) {
 	req := &api.UpdateContainerRequest{
 		Container: &api.Container{Id: "ctr0"},
@@ -326,6 +344,7 @@ func TestResultUpdateContainer(t *testing.T) {
 		},
 	}
 	r := collectUpdateContainerResult(req)
+	r.forwardEvictions = true
 	applyAll(t, r,
 		&api.UpdateContainerResponse{Update: []*api.ContainerUpdate{
 			memUpdate("ctr0", 200, false),
