@@ -58,7 +58,7 @@ func run(args []string) error {
 	if o.validate {
 		impl = validator{p}
 	}
-	st, err := stub.New(impl, stubOptions(o)...)
+	st, err := stub.New(impl, append(stubOptions(o), stub.WithOnClose(p.connectionEnded))...)
 	if err != nil {
 		return fmt.Errorf("create stub: %w", err)
 	}
