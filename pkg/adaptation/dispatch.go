@@ -159,7 +159,6 @@ func (p *plugin) relay(ctx context.Context, spec *eventSpec, req any) (any, erro
 	op := spec.event.PrettyName()
 	start := time.Now()
 	rpl, err := p.invoke(rctx, spec, req)
-	err = requestError(rctx, err)
 	p.recordInvocation(op, start, err)
 	if err != nil {
 		return nil, p.handleRequestError(ctx, spec.event, err)
