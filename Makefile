@@ -1,8 +1,8 @@
 # nri-handover: generate, check, test, bench, demo.
 #
 #   make test       everything CI runs: vet, verify-generate (and its negative
-#                   check), check-wire, check-deps and the Go tests (with the
-#                   race detector)
+#                   check), check-wire, check-deps, the Go tests (with the race
+#                   detector) and upstream's own adaptation tests against this module
 #   make demo       build everything and show a plugin rollout with and without handover
 #   make generate   regenerate api/ from proto/
 GO      ?= go
@@ -23,7 +23,7 @@ TEST_TIMEOUT ?= 10m
 GO_TEST      ?= $(GO) test $(RACE) -timeout $(TEST_TIMEOUT)
 
 .PHONY: all build generate verify-generate check-generate-negative check-wire check-deps test test-go test-unit \
-	test-integration vet bench soak demo e2e-containerd check-standin containerd-on-ours e2e-surge tools clean FORCE
+	test-integration vet bench soak demo e2e-containerd check-standin containerd-on-ours e2e-surge upstream-suite tools clean FORCE
 
 all: build
 
@@ -78,7 +78,7 @@ $(RPCCHECK): FORCE
 check-deps:
 	hack/check-deps.sh
 
-test: vet verify-generate check-generate-negative check-wire check-deps check-standin test-go
+test: vet verify-generate check-generate-negative check-wire check-deps check-standin test-go upstream-suite
 
 test-go:
 	$(GO_TEST) ./...
@@ -88,6 +88,16 @@ test-unit:
 
 test-integration:
 	$(GO_TEST) ./test/...
+
+# upstream-suite runs upstream containerd/nri's own external adaptation tests
+# (the version go.mod pins, from the module cache) against this module with
+# the import paths rewritten: the drop-in check. The script copies them into a
+# temporary, git-ignored package and removes it; see hack/upstream-suite.sh
+# for what is excluded and why. UPSTREAM_SUITE_FLAGS go to go test, e.g.
+# UPSTREAM_SUITE_FLAGS='-run TestPluginFailurePolicy -v'.
+UPSTREAM_SUITE_FLAGS ?=
+upstream-suite:
+	GO="$(GO)" GO_TEST_FLAGS="$(RACE) -count=1 -timeout $(TEST_TIMEOUT)" hack/upstream-suite.sh $(UPSTREAM_SUITE_FLAGS)
 
 # bench compares our adaptation with upstream v0.12.5 (test/bench: registration
 # stall, CreateContainer cost, memory, handover duration) and prints markdown

@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"strings"
 )
 
 // Field ownership lets the runtime merge the adjustments of several plugins
@@ -184,19 +183,14 @@ func (f *FieldOwners) claimCompound(field Field, key, plugin string) error {
 }
 
 // accumulate records one more plugin for a shared field, in claim order.
+// Every claim is recorded, a plugin name twice for two instances of it, as
+// upstream does: validators see the same owners from either library.
 func (f *FieldOwners) accumulate(field Field, plugin string) {
 	f.ensureMaps()
-	owners, ok := f.Simple[field.Key()]
-	if _, cleared := clearer(owners); !ok || cleared || owners == "" {
-		f.Simple[field.Key()] = plugin
-		return
+	if owners, ok := f.Simple[field.Key()]; ok {
+		plugin = owners + "," + plugin
 	}
-	for _, p := range strings.Split(owners, ",") {
-		if p == plugin {
-			return
-		}
-	}
-	f.Simple[field.Key()] = owners + "," + plugin
+	f.Simple[field.Key()] = plugin
 }
 
 func (f *FieldOwners) clearSimple(field Field, plugin string) {

@@ -103,9 +103,10 @@ func TestHooksAccumulate(t *testing.T) {
 	for _, p := range []string{"p0", "p1", "p2", "p1"} {
 		mustClaim(t, o.ClaimHooks("ctr0", p))
 	}
+	// Two instances of p1 are two claims, as upstream records them.
 	owners, ok := o.HooksOwner("ctr0")
-	if !ok || owners != "p0,p1,p2" {
-		t.Fatalf("hooks owners = %q, %v; want p0,p1,p2", owners, ok)
+	if !ok || owners != "p0,p1,p2,p1" {
+		t.Fatalf("hooks owners = %q, %v; want p0,p1,p2,p1", owners, ok)
 	}
 }
 

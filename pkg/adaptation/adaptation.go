@@ -86,6 +86,8 @@ type Adaptation struct {
 
 	// handover is set when the runtime offers api.FeatureHandover to plugins.
 	handover bool
+	// forwardEvictions is set by WithEvictionForwarding (evictions.go).
+	forwardEvictions bool
 
 	syncGate *syncGate
 	reg      *registry

@@ -166,12 +166,18 @@ func TestSplitSynchronization(t *testing.T) {
 	}
 }
 
-// blockUntilDone makes a plugin hang on event e until the request is abandoned.
-func blockUntilDone(e api.Event) func(context.Context, api.Event, any) (any, error) {
-	return func(ctx context.Context, got api.Event, _ any) (any, error) {
+// hangOn makes a plugin hang on event e, ignoring its copy of the deadline,
+// until the test ends: the runtime's side of the request runs out of time
+// before any answer comes. (A plugin that answers with its context's error
+// when its deadline passes races with the runtime's own deadline, as with
+// upstream NRI.)
+func hangOn(t *testing.T, e api.Event) func(context.Context, api.Event, any) (any, error) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	return func(_ context.Context, got api.Event, _ any) (any, error) {
 		if got == e {
-			<-ctx.Done()
-			return nil, ctx.Err()
+			<-release
+			return nil, errors.New("released at the end of the test")
 		}
 		return nil, nil
 	}
@@ -196,7 +202,7 @@ func TestFailurePolicy(t *testing.T) {
 
 			f := newFakePlugin("01", "slow", nil)
 			f.policy = c.policy
-			f.handle = blockUntilDone(api.Event_RUN_POD_SANDBOX)
+			f.handle = hangOn(t, api.Event_RUN_POD_SANDBOX)
 			f.connect(t, sock)
 			defer f.close()
 			waitActive(t, r, "01-slow")
@@ -220,28 +226,6 @@ func TestFailurePolicy(t *testing.T) {
 			}
 			eventually(t, func() bool { return len(r.reg.active()) == 0 }, "plugin removed")
 		})
-	}
-}
-
-func TestPluginErrorFailsRequest(t *testing.T) {
-	rt := newFakeRuntime()
-	r, sock := startRuntime(t, rt)
-	defer r.Stop()
-
-	f := newFakePlugin("01", "refuser", nil)
-	f.handle = func(_ context.Context, e api.Event, _ any) (any, error) {
-		return nil, errors.New("no such pod here")
-	}
-	f.connect(t, sock)
-	defer f.close()
-	waitActive(t, r, "01-refuser")
-
-	err := r.StopPodSandbox(context.Background(), &StopPodSandboxRequest{Pod: &PodSandbox{Id: "p"}})
-	if err == nil || !strings.Contains(err.Error(), "no such pod here") || !strings.Contains(err.Error(), "01-refuser") {
-		t.Fatalf("StopPodSandbox error %v", err)
-	}
-	if len(r.reg.active()) != 1 {
-		t.Fatal("plugin dropped for an error it returned")
 	}
 }
 

@@ -50,6 +50,7 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 
 	plugins := r.reg.active()
 	result := collectCreateContainerResult(req)
+	result.forwardEvictions = r.forwardEvictions
 	validate := newValidationRequest(req, plugins)
 
 	err := r.relay(ctx, plugins, api.Event_CREATE_CONTAINER, req, func(p *plugin, rpl any) error {
@@ -82,6 +83,7 @@ func (r *Adaptation) UpdateContainer(ctx context.Context, req *UpdateContainerRe
 	defer r.Unlock()
 
 	result := collectUpdateContainerResult(req)
+	result.forwardEvictions = r.forwardEvictions
 	err := r.relay(ctx, r.reg.active(), api.Event_UPDATE_CONTAINER, req, func(p *plugin, rpl any) error {
 		return result.apply(rpl, p.name())
 	})
@@ -158,7 +160,6 @@ func (p *plugin) relay(ctx context.Context, spec *eventSpec, req any) (any, erro
 	op := spec.event.PrettyName()
 	start := time.Now()
 	rpl, err := p.invoke(rctx, spec, req)
-	err = requestError(rctx, err)
 	p.recordInvocation(op, start, err)
 	if err != nil {
 		return nil, p.handleRequestError(ctx, spec.event, err)

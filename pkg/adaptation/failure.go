@@ -14,15 +14,19 @@ import (
 
 // handleRequestError applies the failure policy to an error from relaying
 // event to the plugin. ctx is the runtime's context, not the per-request one.
+// It treats errors exactly as upstream NRI v0.12.5 does, because runtimes
+// match on what they get back:
 //
-// An error the plugin returned is its answer: the request fails. So does any
-// error once the runtime's own context is done, since the plugin is not to
-// blame. A transport failure or timeout is a plugin failure: the plugin is
-// disconnected unless the policy keeps it through a timeout, and the request
-// proceeds without it unless the policy says to fail it.
+// An error the plugin returned is its answer, and so is any error once the
+// runtime's own context is done (the plugin is not to blame): the request
+// fails with the error unchanged, and the plugin stays. A transport failure
+// or a timeout of the request is a plugin failure: the plugin is disconnected
+// unless the policy keeps it through a timeout, and the request proceeds
+// without it unless the policy says to fail it, with an error naming the
+// plugin and the request.
 func (p *plugin) handleRequestError(ctx context.Context, event api.Event, err error) error {
 	if ctx.Err() != nil || !isFatalError(err) {
-		return fmt.Errorf("plugin %s failed to handle %s: %w", p.name(), event.PrettyName(), err)
+		return err
 	}
 
 	if p.dropsPlugin(err) {
@@ -34,7 +38,7 @@ func (p *plugin) handleRequestError(ctx context.Context, event api.Event, err er
 		p.r.log.Warnf(ctx, "plugin %s failed to handle %s, proceeding without it: %v", p.name(), event.PrettyName(), err)
 		return nil
 	}
-	return fmt.Errorf("plugin %s failed to handle %s: %w", p.name(), event.PrettyName(), err)
+	return fmt.Errorf("plugin %s failed to handle %s request: %w", p.name(), event.PrettyName(), err)
 }
 
 // dropsPlugin tells whether a fatal error disconnects the plugin: all do,
@@ -55,26 +59,37 @@ func isFatalError(err error) bool {
 		isTimeout(err)
 }
 
-// isTimeout also accepts the status the plugin's side sends when the deadline
-// ttrpc propagates expires there first: the two race.
+// isTimeout tells whether the request ran out of time on our side: ttrpc then
+// returns the request context's error. A deadline error the plugin sent back
+// (a status with code DeadlineExceeded) is the plugin's answer, as upstream
+// treats it, even when it raced with our own deadline.
 func isTimeout(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
+	return errors.Is(err, context.DeadlineExceeded)
 }
 
-// requestError classifies err from a request made under rctx: once the
-// request's own deadline has passed the plugin did not answer in time,
-// whatever its side managed to send back (a plugin stub that wraps its
-// context's error turns the deadline into an ordinary error status).
+// requestError classifies err from a joining plugin's Configure or
+// Synchronize made under rctx, to tell the plugin why it is refused: once
+// the request's own deadline has passed, the plugin did not answer in time,
+// whatever its side managed to send back (its copy of the deadline expires
+// first). Runtime requests do not use it: their errors reach the runtime as
+// upstream returns them (handleRequestError).
 func requestError(rctx context.Context, err error) error {
-	if err != nil && !isTimeout(err) && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+	if err != nil && !timedOut(err) && errors.Is(rctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
 	return err
 }
 
+// timedOut is isTimeout widened to the status the plugin's side sends when
+// its copy of the deadline expires: for the reason a plugin is told when it
+// is disconnected, not for deciding whether it is.
+func timedOut(err error) bool {
+	return isTimeout(err) || status.Code(err) == codes.DeadlineExceeded
+}
+
 func shutdownReasonFor(err error) api.ShutdownReason {
 	switch {
-	case isTimeout(err):
+	case timedOut(err):
 		return api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT
 	case errors.Is(err, ttrpc.ErrProtocol):
 		return api.ShutdownReason_SHUTDOWN_REASON_PROTOCOL_ERROR

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -16,13 +15,17 @@ import (
 // plugin order. Each plugin sees the request as adjusted by the plugins
 // before it (the request is updated in place), every field a plugin sets is
 // claimed in owners so that two plugins setting the same field fail the
-// request, and the merged adjustment, updates and evictions become the
-// response handed back to the runtime.
+// request, and the merged adjustment and updates (and evictions, if the
+// runtime asked for them) become the response handed back to the runtime.
 type result struct {
 	request resultRequest
 	reply   resultReply
 	updates map[string]*api.ContainerUpdate
 	owners  *api.OwningPlugins
+
+	// forwardEvictions collects the evictions plugins ask for into the
+	// reply (WithEvictionForwarding); by default they are dropped.
+	forwardEvictions bool
 }
 
 type resultRequest struct {
@@ -243,85 +246,6 @@ func (r *result) createdID() string {
 	return r.request.create.Container.Id
 }
 
-//
-// Keyed fields: entries identified by a key (annotation key, mount destination,
-// env name, ...). Each key has its own owner. A key marked for removal
-// ("-key", or the marked entry of a list) clears the key for the removing
-// plugin, overriding earlier plugins; the removal is forwarded to the runtime
-// unless the same plugin sets the key again in the same adjustment.
-//
-
-func (r *result) adjustAnnotations(annotations map[string]string, plugin string) error {
-	return mergeKeyed(r, r.createdID(), plugin, stringMapField(
-		(*api.OwningPlugins).ClaimAnnotation, (*api.OwningPlugins).ClearAnnotation),
-		mapItems(annotations),
-		mapEntries[string]{r.request.create.Container.Annotations},
-		mapEntries[string]{r.reply.adjust.Annotations})
-}
-
-func (r *result) adjustSysctl(sysctl map[string]string, plugin string) error {
-	return mergeKeyed(r, r.createdID(), plugin, stringMapField(
-		(*api.OwningPlugins).ClaimSysctl, (*api.OwningPlugins).ClearSysctl),
-		mapItems(sysctl),
-		mapEntries[string]{r.request.create.Container.Linux.Sysctl},
-		mapEntries[string]{r.reply.adjust.Linux.Sysctl})
-}
-
-func (r *result) adjustLinuxNetDevices(devices map[string]*api.LinuxNetDevice, plugin string) error {
-	return mergeKeyed(r, r.createdID(), plugin, keyedField[item[*api.LinuxNetDevice]]{
-		key:   func(i item[*api.LinuxNetDevice]) string { return i.key },
-		claim: (*api.OwningPlugins).ClaimLinuxNetDevice,
-		clear: (*api.OwningPlugins).ClearLinuxNetDevice,
-	}, mapItems(devices),
-		mapEntries[*api.LinuxNetDevice]{r.request.create.Container.Linux.NetDevices},
-		mapEntries[*api.LinuxNetDevice]{r.reply.adjust.Linux.NetDevices})
-}
-
-func (r *result) adjustMounts(mounts []*api.Mount, plugin string) error {
-	f := keyedField[*api.Mount]{
-		key:   func(m *api.Mount) string { return m.GetDestination() },
-		claim: (*api.OwningPlugins).ClaimMount,
-		clear: (*api.OwningPlugins).ClearMount,
-	}
-	c := r.request.create.Container
-	return mergeKeyed(r, r.createdID(), plugin, f, mounts,
-		&listEntries[*api.Mount]{list: &c.Mounts, key: f.key},
-		&listEntries[*api.Mount]{list: &r.reply.adjust.Mounts, key: f.key, reply: true})
-}
-
-func (r *result) adjustDevices(devices []*api.LinuxDevice, plugin string) error {
-	f := keyedField[*api.LinuxDevice]{
-		key:   func(d *api.LinuxDevice) string { return d.GetPath() },
-		claim: (*api.OwningPlugins).ClaimDevice,
-		clear: (*api.OwningPlugins).ClearDevice,
-	}
-	l := r.request.create.Container.Linux
-	return mergeKeyed(r, r.createdID(), plugin, f, devices,
-		&listEntries[*api.LinuxDevice]{list: &l.Devices, key: f.key},
-		&listEntries[*api.LinuxDevice]{list: &r.reply.adjust.Linux.Devices, key: f.key, reply: true})
-}
-
-func (r *result) adjustEnv(env []*api.KeyValue, plugin string) error {
-	f := keyedField[*api.KeyValue]{
-		key:   func(e *api.KeyValue) string { return e.GetKey() },
-		claim: (*api.OwningPlugins).ClaimEnv,
-		clear: (*api.OwningPlugins).ClearEnv,
-	}
-	return mergeKeyed(r, r.createdID(), plugin, f, env,
-		envEntries{&r.request.create.Container.Env},
-		&listEntries[*api.KeyValue]{list: &r.reply.adjust.Env, key: f.key, reply: true})
-}
-
-func (r *result) adjustRlimits(rlimits []*api.POSIXRlimit, plugin string) error {
-	f := keyedField[*api.POSIXRlimit]{
-		key:   func(l *api.POSIXRlimit) string { return l.GetType() },
-		claim: (*api.OwningPlugins).ClaimRlimit,
-	}
-	return mergeKeyed(r, r.createdID(), plugin, f, rlimits,
-		&listEntries[*api.POSIXRlimit]{list: &r.request.create.Container.Rlimits, key: f.key},
-		&listEntries[*api.POSIXRlimit]{list: &r.reply.adjust.Rlimits, key: f.key, reply: true})
-}
-
 // adjustCDIDevices only adds: CDI devices are opaque references resolved by
 // the runtime, so they are neither removable nor part of the request, but one
 // device injected by two plugins is still a conflict.
@@ -391,15 +315,17 @@ func (r *result) adjustHooks(hooks *api.Hooks, plugin string) error {
 }
 
 // adjustRdt merges RDT settings. Remove resets whatever earlier plugins set
-// (the runtime is told to drop RDT unless a field is set again).
+// (the runtime is told to drop RDT unless a field is set again). As upstream
+// does, the reply carries an RDT adjustment, possibly empty, as soon as any
+// plugin adjusted the container's Linux settings.
 func (r *result) adjustRdt(rdt *api.LinuxRdt, plugin string) error {
+	if r.reply.adjust.Linux.Rdt == nil {
+		r.reply.adjust.Linux.Rdt = &api.LinuxRdt{}
+	}
 	if rdt == nil {
 		return nil
 	}
 	id, reply := r.createdID(), r.reply.adjust.Linux
-	if reply.Rdt == nil {
-		reply.Rdt = &api.LinuxRdt{}
-	}
 	if rdt.GetRemove() {
 		r.owners.ClearRdt(id, plugin)
 		reply.Rdt = &api.LinuxRdt{Remove: true}
@@ -445,15 +371,10 @@ func (r *result) adjustResources(res *api.LinuxResources, plugin string) error {
 // targets (filled in with fillResources).
 func (r *result) mergeResources(id, plugin string, res *api.LinuxResources, targets ...*api.LinuxResources) error {
 	var mem, cpu, top []proto.Message
-	hugepages := make([]keyedEntries[*api.HugepageLimit], 0, len(targets))
-	unified := make([]keyedEntries[item[string]], 0, len(targets))
-	key := func(l *api.HugepageLimit) string { return l.GetPageSize() }
 	for _, t := range targets {
 		mem = append(mem, t.Memory)
 		cpu = append(cpu, t.Cpu)
 		top = append(top, t)
-		hugepages = append(hugepages, &listEntries[*api.HugepageLimit]{list: &t.HugepageLimits, key: key})
-		unified = append(unified, mapEntries[string]{t.Unified})
 	}
 
 	if err := r.mergeScalars(id, plugin, memoryFields, res.Memory, mem...); err != nil {
@@ -462,14 +383,26 @@ func (r *result) mergeResources(id, plugin string, res *api.LinuxResources, targ
 	if err := r.mergeScalars(id, plugin, cpuFields, res.Cpu, cpu...); err != nil {
 		return err
 	}
-	if err := mergeKeyed(r, id, plugin, keyedField[*api.HugepageLimit]{
-		key: key, claim: (*api.OwningPlugins).ClaimHugepageLimit,
-	}, res.HugepageLimits, hugepages...); err != nil {
-		return err
+	// Hugepage limits are appended, not replaced, as upstream does: a limit
+	// for a page size the target already has is added after it.
+	for _, l := range res.HugepageLimits {
+		if l == nil {
+			continue
+		}
+		if err := r.owners.ClaimHugepageLimit(id, l.GetPageSize(), plugin); err != nil {
+			return err
+		}
+		for _, t := range targets {
+			t.HugepageLimits = append(t.HugepageLimits, l)
+		}
 	}
-	if err := mergeKeyed(r, id, plugin, stringMapField((*api.OwningPlugins).ClaimCgroupsUnified, nil),
-		mapItems(res.Unified), unified...); err != nil {
-		return err
+	for _, k := range slices.Sorted(maps.Keys(res.Unified)) {
+		if err := r.owners.ClaimCgroupsUnified(id, k, plugin); err != nil {
+			return err
+		}
+		for _, t := range targets {
+			t.Unified[k] = res.Unified[k]
+		}
 	}
 	return r.mergeScalars(id, plugin, resourceFields, res, top...)
 }
@@ -555,9 +488,14 @@ func (r *result) updateResources(reply, u *api.ContainerUpdate, plugin string) e
 	return nil
 }
 
-// evict collects the evictions requested by plugin; the runtime carries them
-// out. The first reason given for a container is kept.
+// evict collects the evictions requested by plugin when the runtime asked
+// for them; the runtime carries them out. The first reason given for a
+// container is kept. Upstream NRI v0.12.5 ignores evictions in replies
+// altogether, and so does a runtime that did not opt in.
 func (r *result) evict(evictions []*api.ContainerEviction, plugin string) error {
+	if !r.forwardEvictions {
+		return nil
+	}
 	for _, e := range evictions {
 		if e == nil {
 			continue
@@ -709,155 +647,4 @@ func fillResources(res *api.LinuxResources) *api.LinuxResources {
 		res.Unified = map[string]string{}
 	}
 	return res
-}
-
-//
-// Generic merging of keyed fields.
-//
-
-// keyedField describes one keyed field: how to find an entry's key (possibly
-// with a removal marker) and the claims guarding it. A nil clear means the
-// field has no removal: keys are taken literally.
-type keyedField[T any] struct {
-	key   func(T) string
-	claim func(o *api.OwningPlugins, id, key, plugin string) error
-	clear func(o *api.OwningPlugins, id, key, plugin string)
-}
-
-// keyedEntries is a keyed collection merged into: the request being adjusted
-// or the reply being collected.
-type keyedEntries[T any] interface {
-	// put adds or replaces the entry for key.
-	put(key string, entry T)
-	// remove drops the entry for key and any removal marker for it; a reply
-	// records marker as the removal to forward.
-	remove(key string, marker *T)
-}
-
-// mergeKeyed merges the entries one plugin set for a keyed field into every
-// target: removals first, then additions and replacements.
-func mergeKeyed[T any](r *result, id, plugin string, f keyedField[T], entries []T, targets ...keyedEntries[T]) error {
-	type parsed struct {
-		key    string
-		marked bool
-		entry  T
-	}
-	list := make([]parsed, 0, len(entries))
-	set := map[string]bool{}
-	for _, e := range entries {
-		key, marked := f.key(e), false
-		if f.clear != nil {
-			key, marked = api.IsMarkedForRemoval(key)
-		}
-		list = append(list, parsed{key, marked, e})
-		if !marked {
-			set[key] = true
-		}
-	}
-
-	for _, p := range list {
-		if !p.marked {
-			continue
-		}
-		f.clear(r.owners, id, p.key, plugin)
-		for _, t := range targets {
-			if set[p.key] {
-				t.remove(p.key, nil) // set again below, the removal is implied
-			} else {
-				t.remove(p.key, &p.entry)
-			}
-		}
-	}
-	for _, p := range list {
-		if p.marked {
-			continue
-		}
-		if err := f.claim(r.owners, id, p.key, plugin); err != nil {
-			return err
-		}
-		for _, t := range targets {
-			t.put(p.key, p.entry)
-		}
-	}
-	return nil
-}
-
-// item is one entry of a map-valued field.
-type item[V any] struct {
-	key   string
-	value V
-}
-
-// mapItems lists m's entries sorted by key, so that conflicts are reported
-// deterministically.
-func mapItems[V any](m map[string]V) []item[V] {
-	items := make([]item[V], 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		items = append(items, item[V]{k, m[k]})
-	}
-	return items
-}
-
-func stringMapField(claim func(*api.OwningPlugins, string, string, string) error,
-	clear func(*api.OwningPlugins, string, string, string)) keyedField[item[string]] {
-	return keyedField[item[string]]{
-		key:   func(i item[string]) string { return i.key },
-		claim: claim,
-		clear: clear,
-	}
-}
-
-// mapEntries merges into a map; a removal is forwarded as the marked key with
-// a zero value.
-type mapEntries[V any] struct{ m map[string]V }
-
-func (e mapEntries[V]) put(key string, i item[V]) {
-	delete(e.m, api.MarkForRemoval(key))
-	e.m[key] = i.value
-}
-
-func (e mapEntries[V]) remove(key string, marker *item[V]) {
-	delete(e.m, key)
-	delete(e.m, api.MarkForRemoval(key))
-	if marker != nil {
-		var zero V
-		e.m[api.MarkForRemoval(key)] = zero
-	}
-}
-
-// listEntries merges into a list, keeping its order; replaced entries move to
-// the end. Only a reply keeps removal markers.
-type listEntries[T any] struct {
-	list  *[]T
-	key   func(T) string
-	reply bool
-}
-
-func (e *listEntries[T]) put(key string, entry T) {
-	e.remove(key, nil)
-	*e.list = append(*e.list, entry)
-}
-
-func (e *listEntries[T]) remove(key string, marker *T) {
-	*e.list = slices.DeleteFunc(*e.list, func(x T) bool {
-		return api.ClearRemovalMarker(e.key(x)) == key
-	})
-	if marker != nil && e.reply {
-		*e.list = append(*e.list, *marker)
-	}
-}
-
-// envEntries merges into the request's "KEY=value" environment.
-type envEntries struct{ env *[]string }
-
-func (e envEntries) put(key string, kv *api.KeyValue) {
-	e.remove(key, nil)
-	*e.env = append(*e.env, kv.GetKey()+"="+kv.GetValue())
-}
-
-func (e envEntries) remove(key string, _ **api.KeyValue) {
-	*e.env = slices.DeleteFunc(*e.env, func(s string) bool {
-		name, _, _ := strings.Cut(s, "=")
-		return name == key
-	})
 }

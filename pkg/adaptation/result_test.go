@@ -259,67 +259,6 @@ func linuxAdj(l *api.LinuxContainerAdjustment) *api.ContainerAdjustment {
 	return &api.ContainerAdjustment{Linux: l}
 }
 
-func TestResultRemovalOverridesEarlierPlugins(t *testing.T) {
-	req := newCreateRequest()
-	r := collectCreateContainerResult(req)
-
-	a := &api.ContainerAdjustment{}
-	a.Mounts = []*api.Mount{{Destination: "/x", Source: "/a"}}
-	a.Env = []*api.KeyValue{{Key: "FOO", Value: "a"}}
-	a.Annotations = map[string]string{"k": "a"}
-	a.Args = []string{"a"}
-
-	b := &api.ContainerAdjustment{}
-	b.Mounts = []*api.Mount{{Destination: api.MarkForRemoval("/x")}, {Destination: api.MarkForRemoval("/orig")}}
-	b.Env = []*api.KeyValue{
-		{Key: api.MarkForRemoval("FOO")}, {Key: "FOO", Value: "b"},
-		{Key: api.MarkForRemoval("HOME")},
-	}
-	b.Annotations = map[string]string{api.MarkForRemoval("k"): ""}
-	b.Args = []string{"", "b"}
-
-	applyAll(t, r, adjusted(a), adjusted(b))
-	adj := r.createContainerResponse().Adjust
-
-	if got := mountDestinations(adj.Mounts); got != "-/x,-/orig" {
-		t.Errorf("reply mounts = %s", got)
-	}
-	if got := envKeys(adj.Env); got != "-HOME,FOO" || adj.Env[1].Value != "b" {
-		t.Errorf("reply env = %v", adj.Env)
-	}
-	if _, set := adj.Annotations["k"]; set || len(adj.Annotations) != 1 {
-		t.Errorf("reply annotations = %v, want only the removal of k", adj.Annotations)
-	}
-	if !slices.Equal(adj.Args, []string{"b"}) {
-		t.Errorf("reply args = %v", adj.Args)
-	}
-
-	c := req.Container
-	if len(c.Mounts) != 0 {
-		t.Errorf("request mounts = %v", c.Mounts)
-	}
-	if !slices.Equal(c.Env, []string{"PATH=/bin", "FOO=b"}) {
-		t.Errorf("request env = %v", c.Env)
-	}
-	if _, set := c.Annotations["k"]; set {
-		t.Errorf("request annotations = %v", c.Annotations)
-	}
-
-	// The removing plugin now owns the keys: a third plugin setting them conflicts.
-	err := r.apply(adjusted(&api.ContainerAdjustment{Mounts: []*api.Mount{{Destination: "/x"}}}), "c")
-	if err == nil || !strings.Contains(err.Error(), `plugins "c" and "b" both tried to set mount "/x"`) {
-		t.Fatalf("error = %v", err)
-	}
-	// ...but the remover itself may set them again, which drops its removal marker.
-	err = r.apply(adjusted(&api.ContainerAdjustment{Annotations: map[string]string{"k": "b"}}), "b")
-	if err != nil {
-		t.Fatalf("remover re-setting its key: %v", err)
-	}
-	if adj.Annotations["k"] != "b" || len(adj.Annotations) != 1 {
-		t.Errorf("reply annotations = %v", adj.Annotations)
-	}
-}
-
 func TestResultRdtRemove(t *testing.T) {
 	r := collectCreateContainerResult(newCreateRequest())
 	applyAll(t, r,
@@ -331,16 +270,23 @@ func TestResultRdtRemove(t *testing.T) {
 		t.Fatalf("rdt = %v, want removal only", rdt)
 	}
 
-	// Without any RDT adjustment, none is forwarded.
+	// Without any Linux adjustment, no RDT adjustment is forwarded...
 	r = collectCreateContainerResult(newCreateRequest())
 	applyAll(t, r, adjusted(&api.ContainerAdjustment{Annotations: map[string]string{"k": "v"}}))
 	if rdt := r.createContainerResponse().Adjust.Linux.Rdt; rdt != nil {
 		t.Fatalf("rdt = %v, want none", rdt)
 	}
+	// ...but with one, an empty RDT adjustment is, as upstream sends it.
+	r = collectCreateContainerResult(newCreateRequest())
+	applyAll(t, r, adjusted(linuxAdj(&api.LinuxContainerAdjustment{CgroupsPath: "/x"})))
+	if rdt := r.createContainerResponse().Adjust.Linux.Rdt; rdt == nil || rdt.Remove || rdt.ClosId != nil {
+		t.Fatalf("rdt = %v, want an empty RDT adjustment", rdt)
+	}
 }
 
 func TestResultCollectsUpdatesAndEvictionsDuringCreation(t *testing.T) {
 	r := collectCreateContainerResult(newCreateRequest())
+	r.forwardEvictions = true
 	applyAll(t, r,
 		&api.CreateContainerResponse{
 			Update: []*api.ContainerUpdate{cpuUpdate("other", "0-3", false)},
@@ -373,6 +319,23 @@ func TestResultCollectsUpdatesAndEvictionsDuringCreation(t *testing.T) {
 	}
 }
 
+// Unless the runtime asked for them, evictions are dropped as upstream NRI
+// v0.12.5 drops them, also one of the container being created.
+func TestResultDropsEvictionsByDefault(t *testing.T) {
+	evict := []*api.ContainerEviction{{ContainerId: "victim"}, {ContainerId: "ctr0"}}
+	r := collectCreateContainerResult(newCreateRequest())
+	applyAll(t, r, &api.CreateContainerResponse{Evict: evict})
+	if got := r.createContainerResponse().Evict; got != nil {
+		t.Errorf("CreateContainer reply evictions = %v, want none", got)
+	}
+
+	r = collectUpdateContainerResult(&api.UpdateContainerRequest{Container: &api.Container{Id: "ctr1"}})
+	applyAll(t, r, &api.UpdateContainerResponse{Evict: evict})
+	if got := r.updateContainerResponse().Evict; got != nil {
+		t.Errorf("UpdateContainer reply evictions = %v, want none", got)
+	}
+}
+
 func TestResultUpdateContainer(t *testing.T) {
 	req := &api.UpdateContainerRequest{
 		Container: &api.Container{Id: "ctr0"},
@@ -381,6 +344,7 @@ func TestResultUpdateContainer(t *testing.T) {
 		},
 	}
 	r := collectUpdateContainerResult(req)
+	r.forwardEvictions = true
 	applyAll(t, r,
 		&api.UpdateContainerResponse{Update: []*api.ContainerUpdate{
 			memUpdate("ctr0", 200, false),

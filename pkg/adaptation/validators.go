@@ -83,7 +83,6 @@ func (p *plugin) validate(ctx context.Context, v *ValidateContainerAdjustmentReq
 
 	start := time.Now()
 	rpl, err := spec.call(rctx, p.svc, v)
-	err = requestError(rctx, err)
 	p.recordInvocation(op, start, err)
 	if err != nil {
 		if ctx.Err() == nil && p.dropsPlugin(err) {

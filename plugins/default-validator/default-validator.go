@@ -16,6 +16,7 @@ import (
 
 	"github.com/nri-handover/nri/api"
 	nrilog "github.com/nri-handover/nri/pkg/log"
+	"github.com/nri-handover/nri/pkg/plugin"
 )
 
 // DefaultValidatorConfig configures the default validator. The field tags
@@ -53,12 +54,10 @@ type DefaultValidator struct {
 }
 
 const (
-	// AnnotationDomain is the domain of NRI's own annotations.
-	AnnotationDomain = "noderesource.dev"
 	// RequiredPlugins is the pod annotation listing further plugins (a YAML
 	// list) that must take part in creating its containers. It may be scoped
 	// as RequiredPlugins+"/pod" or RequiredPlugins+"/container.NAME".
-	RequiredPlugins = "required-plugins." + AnnotationDomain
+	RequiredPlugins = plugin.RequiredPluginsAnnotation
 )
 
 // ErrValidation is wrapped by every rejection.
@@ -180,7 +179,7 @@ func (v *DefaultValidator) validateRequiredPlugins(req *api.ValidateContainerAdj
 	required := slices.Clone(v.cfg.RequiredPlugins)
 
 	if key := v.cfg.TolerateMissingAnnotation; key != "" {
-		if value, ok := effectiveAnnotation(req.GetPod(), key, container); ok {
+		if value, ok := plugin.GetEffectiveAnnotation(req.GetPod(), key, container); ok {
 			tolerate, err := strconv.ParseBool(value)
 			if err != nil {
 				return fmt.Errorf("%w: invalid %s annotation %q: %w", ErrValidation, key, value, err)
@@ -191,7 +190,7 @@ func (v *DefaultValidator) validateRequiredPlugins(req *api.ValidateContainerAdj
 		}
 	}
 
-	if value, ok := effectiveAnnotation(req.GetPod(), RequiredPlugins, container); ok {
+	if value, ok := plugin.GetEffectiveAnnotation(req.GetPod(), RequiredPlugins, container); ok {
 		var annotated []string
 		if err := yaml.Unmarshal([]byte(value), &annotated); err != nil {
 			return fmt.Errorf("%w: invalid %s annotation %q: %w", ErrValidation, RequiredPlugins, value, err)
@@ -218,18 +217,6 @@ func (v *DefaultValidator) validateRequiredPlugins(req *api.ValidateContainerAdj
 	default:
 		return fmt.Errorf("%w: required plugins %q not present", ErrValidation, strings.Join(missing, ","))
 	}
-}
-
-// effectiveAnnotation looks key up in the pod's annotations, preferring the
-// container-scoped form, then the pod-scoped form, then the bare key.
-func effectiveAnnotation(pod *api.PodSandbox, key, container string) (string, bool) {
-	annotations := pod.GetAnnotations()
-	for _, k := range []string{key + "/container." + container, key + "/pod", key} {
-		if value, ok := annotations[k]; ok {
-			return value, true
-		}
-	}
-	return "", false
 }
 
 // offenders names the plugins (without removal markers, deduplicated) for an error.

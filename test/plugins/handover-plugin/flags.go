@@ -36,7 +36,7 @@ type options struct {
 	dieRecorded bool   // at "event:N": record the event before dying
 	crashAt     string // exit(3) at this step
 	failAt      string // return an error at this step
-	hangAt      string // hold at this step until SIGUSR2 or the request is cancelled
+	hangAt      string // hold at this step until SIGUSR2 or the request is cancelled (events: the connection ends)
 
 	unsolicitedMem int64 // memory limit sent by SIGUSR1
 

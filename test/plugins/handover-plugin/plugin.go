@@ -28,6 +28,7 @@ type plugin struct {
 	armed    bool            // die when superseded
 	releaseC chan struct{}   // closed by SIGUSR2 to release a hold
 	unreadyC chan struct{}   // poked when readiness may have dropped
+	goneC    chan struct{}   // closed when the current connection ends
 }
 
 func newPlugin(o *options, rec *record.Recorder) *plugin {
@@ -37,6 +38,7 @@ func newPlugin(o *options, rec *record.Recorder) *plugin {
 		roles:    map[string]int{},
 		releaseC: make(chan struct{}),
 		unreadyC: make(chan struct{}, 1),
+		goneC:    make(chan struct{}),
 	}
 }
 
@@ -46,6 +48,7 @@ func (p *plugin) stubOptions() []stub.Option {
 		stub.WithPluginIdx(p.o.idx),
 		stub.WithOnClose(func() {
 			p.rec.Add(record.Line{Ev: Closed})
+			p.connectionEnded()
 			p.pokeUnready()
 		}),
 	}
@@ -90,6 +93,28 @@ func (p *plugin) waitUnready(ctx context.Context) bool {
 	}
 }
 
+// connectionEnded ends the holds of events on the connection that ended.
+func (p *plugin) connectionEnded() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	close(p.goneC)
+	p.goneC = make(chan struct{})
+}
+
+// holdEnds returns what ends a hold at step besides SIGUSR2. An event held
+// does not answer at all, also not when its copy of the request's deadline
+// passes: an answer racing with the runtime's own deadline is the plugin's
+// error, not a timeout (as upstream NRI treats it), so the hold lasts until
+// the runtime drops the connection. Other steps end with their request.
+func (p *plugin) holdEnds(ctx context.Context, step string) (<-chan struct{}, func() error) {
+	if !strings.HasPrefix(step, "event:") {
+		return ctx.Done(), ctx.Err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.goneC, func() error { return fmt.Errorf("held at %s until the connection ended", step) }
+}
+
 func (p *plugin) release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -130,12 +155,13 @@ func (p *plugin) step(ctx context.Context, step string) error {
 		os.Exit(3)
 	}
 	if p.o.hangAt == step {
+		ends, why := p.holdEnds(ctx, step)
 		p.rec.Add(record.Line{Ev: record.Hang, Detail: kv("step", step)})
 		select {
 		case <-p.releaseC:
 			p.rec.Add(record.Line{Ev: record.Hang, Detail: kv("step", step) + ";" + kv("done", "true")})
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-ends:
+			return why()
 		}
 	}
 	if p.o.failAt == step {

@@ -36,7 +36,7 @@ type options struct {
 	env         kvFlags
 	memoryLimit int64
 
-	hangAt    string // block at this step until the request is cancelled
+	hangAt    string // block at this step, not answering, until the connection ends
 	delayAt   string // wait delay at this step
 	delay     time.Duration
 	failAt    string // return an error at this step

@@ -58,7 +58,7 @@ func run(args []string) error {
 	if o.validate {
 		impl = validator{p}
 	}
-	opts := stubOptions(o)
+	opts := append(stubOptions(o), stub.WithOnClose(p.connectionEnded))
 	if o.stopReadingAfter != "" {
 		p.dialer = &stallingDialer{}
 		opts = append(opts, stub.WithDialer(p.dialer.dial))

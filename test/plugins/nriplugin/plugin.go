@@ -24,10 +24,25 @@ type plugin struct {
 	mu    sync.Mutex
 	ctrs  map[string]bool // containers known from sync and events
 	hangs int
+	gone  chan struct{} // closed when the current connection ends
 }
 
 func newPlugin(o *options, rec *record.Recorder) *plugin {
-	return &plugin{o: o, rec: rec, ctrs: map[string]bool{}}
+	return &plugin{o: o, rec: rec, ctrs: map[string]bool{}, gone: make(chan struct{})}
+}
+
+// connectionEnded releases the steps hung on the connection that ended.
+func (p *plugin) connectionEnded() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	close(p.gone)
+	p.gone = make(chan struct{})
+}
+
+func (p *plugin) connection() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gone
 }
 
 func is(step, name string) bool { return step != "" && strings.EqualFold(step, name) }
@@ -52,9 +67,14 @@ func (p *plugin) behave(ctx context.Context, step, ctr string) error {
 		}
 	}
 	if is(p.o.hangAt, step) && p.takeHang() {
+		// A hung plugin does not answer at all, also not when its copy of
+		// the request's deadline passes: an answer racing with the runtime's
+		// own deadline is the plugin's error, not a timeout (as upstream NRI
+		// treats it). It stays hung until the runtime drops it or it stops.
+		gone := p.connection()
 		p.rec.Add(record.Line{Ev: record.Hang, Ctr: ctr, Detail: step})
-		<-ctx.Done()
-		return ctx.Err()
+		<-gone
+		return fmt.Errorf("plugin %s: hung in %s until the connection ended", p.o.name, step)
 	}
 	if is(p.o.failAt, step) {
 		return fmt.Errorf("plugin %s: failing %s as told", p.o.name, step)
