@@ -350,8 +350,11 @@ var _ = Describe("Plugin handover", Label("handover"), func() {
 			Eventually(b.died).Should(BeTrue())
 			// A is reactivated; it holds the RoleChange(ACTIVE) telling it so.
 			Eventually(a.has(record.Hang, "step=active:2")).Should(BeTrue(), records("A", a))
+			// Role notices are sent under the adaptation's lock, so no event
+			// moves while A holds its ACTIVE notice; C's first phase needs no
+			// lock and takes over from the reactivated A.
 			c := e.start(instSpec{Instance: "c", Generation: 3})
-			Eventually(func() bool { return len(c.events()) > 0 }).Should(BeTrue(), records("C", c))
+			Eventually(c.has(record.Synchronize, "pred=a")).Should(BeTrue(), records("C", c))
 			a.signal(syscall.SIGUSR2)
 			e.confirmActive(c, 1)
 
