@@ -142,7 +142,7 @@ func (r *Adaptation) relay(ctx context.Context, plugins []*plugin, event api.Eve
 			return err
 		}
 		if merge != nil && rpl != nil {
-			if err := merge(p, rpl); err != nil {
+			if err := p.mergeReply(ctx, event, merge, rpl); err != nil {
 				return err
 			}
 		}

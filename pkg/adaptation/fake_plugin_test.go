@@ -51,6 +51,8 @@ type fakePlugin struct {
 
 	// handle, if set, answers every event; nil means an empty answer.
 	handle func(ctx context.Context, e api.Event, req any) (any, error)
+	// regReq, if set, changes the RegisterPlugin request before it is sent.
+	regReq func(*api.RegisterPluginRequest)
 	// syncErr, if set, fails synchronization.
 	syncErr error
 	// syncUpdates are asked for in the answer to the last Synchronize message.
@@ -119,14 +121,18 @@ func (f *fakePlugin) attach(t *testing.T, conn net.Conn) {
 
 // register sends RegisterPlugin.
 func (f *fakePlugin) register(ctx context.Context) error {
-	rpl, err := f.runtime.RegisterPlugin(ctx, &api.RegisterPluginRequest{
+	req := &api.RegisterPluginRequest{
 		PluginName:    f.name,
 		PluginIdx:     f.idx,
 		NRIVersion:    "test",
 		PluginVersion: "v1",
 		InstanceId:    "instance-" + f.idx + "-" + f.name,
 		Generation:    1,
-	})
+	}
+	if f.regReq != nil {
+		f.regReq(req)
+	}
+	rpl, err := f.runtime.RegisterPlugin(ctx, req)
 	f.mu.Lock()
 	f.regRpl = rpl
 	f.mu.Unlock()

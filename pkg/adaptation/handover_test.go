@@ -182,3 +182,22 @@ func TestVersionLess(t *testing.T) {
 		}
 	}
 }
+
+// A standby asking to update containers while its successor is gone and it
+// is being reactivated (the slot has no active instance) is refused with an
+// error, not a nil dereference (issue 10, finding 2).
+func TestStandbyUpdateWhileReactivating(t *testing.T) {
+	g := testRegistry(handoverPolicy{})
+	a := g.optedIn("10", "p", "a", 1, "v1")
+	if _, err := g.place(a); err != nil {
+		t.Fatal(err)
+	}
+	g.activate(t, a)
+	a.registered = true
+	s := a.slot
+	s.active, s.standby = nil, a // the successor was lost; a waits for its re-sync
+	err := g.mayUpdate(a)
+	if err == nil || !strings.Contains(err.Error(), "not the active instance") {
+		t.Fatalf("mayUpdate of a standby being reactivated: %v", err)
+	}
+}

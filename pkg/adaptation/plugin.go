@@ -14,6 +14,7 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nri-handover/nri/api"
+	nrinet "github.com/nri-handover/nri/pkg/net"
 	"github.com/nri-handover/nri/pkg/net/multiplex"
 )
 
@@ -146,6 +147,13 @@ func (p *plugin) isValidator() bool {
 	return p.subscribed(api.Event_VALIDATE_CONTAINER_ADJUSTMENT)
 }
 
+// isRegistered reports whether the plugin's registration was accepted.
+func (p *plugin) isRegistered() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.registered
+}
+
 // isClosed reports whether the plugin is being or has been disconnected.
 func (p *plugin) isClosed() bool {
 	p.mu.Lock()
@@ -179,22 +187,33 @@ func (p *plugin) connect(conn net.Conn) (retErr error) {
 	if err != nil {
 		return fmt.Errorf("failed to open plugin service connection: %w", err)
 	}
+	// Until the plugin registers, neither ttrpc connection may declare a
+	// large message (limits.go); a peer that does loses its connection.
+	reject := func(err error) {
+		p.r.log.Errorf(p.r.ctx, "closing connection of %s: %v", p.qualifiedName(), err)
+		mux.Close()
+	}
+	pconn = newUnregisteredConn(pconn, p.isRegistered, reject)
 	// Our close callback goes last so that a runtime's own WithOnClose
 	// cannot replace it: losing it would leave dead plugins registered.
 	opts := append(slices.Clone(p.r.clientOpts), ttrpc.WithOnClose(p.connectionLost))
 	rpcc := ttrpc.NewClient(pconn, opts...)
 
-	rpcs, err := ttrpc.NewServer(p.r.serverOpts...)
+	// The guard goes after the runtime's options: it is chained after (so
+	// inside) an interceptor of theirs.
+	sopts := append(slices.Clone(p.r.serverOpts), ttrpc.WithChainUnaryServerInterceptor(p.serverGuard()))
+	rpcs, err := ttrpc.NewServer(sopts...)
 	if err != nil {
 		rpcc.Close()
 		return fmt.Errorf("failed to create ttrpc server: %w", err)
 	}
-	rpcl, err := mux.Listen(multiplex.RuntimeServiceConn)
+	rconn, err := mux.Open(multiplex.RuntimeServiceConn)
 	if err != nil {
 		rpcc.Close()
 		rpcs.Close()
-		return fmt.Errorf("failed to listen for runtime service connection: %w", err)
+		return fmt.Errorf("failed to open runtime service connection: %w", err)
 	}
+	rpcl := nrinet.NewConnListener(newUnregisteredConn(rconn, p.isRegistered, reject))
 	api.RegisterRuntimeService(rpcs, &runtimeService{p: p})
 
 	p.mux, p.rpcc, p.rpcs, p.rpcl = mux, rpcc, rpcs, rpcl

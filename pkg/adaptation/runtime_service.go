@@ -60,6 +60,9 @@ func (p *plugin) register(req *api.RegisterPluginRequest) error {
 		return fmt.Errorf("plugin %s is already registered", p.name())
 	}
 
+	if err := checkRegistrationLimits(req.GetPluginName(), req.GetPluginVersion(), req.GetInstanceId(), req.GetFeatures()); err != nil {
+		return err
+	}
 	if p.kind == kindExternal {
 		if err := api.CheckPluginName(req.GetPluginName()); err != nil {
 			return fmt.Errorf("plugin registered with an invalid name: %w", err)

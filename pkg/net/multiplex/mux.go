@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 
 	"github.com/containerd/ttrpc"
@@ -243,8 +244,8 @@ func (m *mux) read() {
 			m.fail(fmt.Errorf("conn %d: frame payload %d bytes, maximum is %d", id, size, maxPayload))
 			return
 		}
-		payload := make([]byte, size)
-		if _, err := io.ReadFull(m.trunk, payload); err != nil {
+		payload, err := readPayload(m.trunk, int(size))
+		if err != nil {
 			m.fail(trunkError("payload", err))
 			return
 		}
@@ -262,6 +263,32 @@ func (m *mux) read() {
 			return
 		}
 	}
+}
+
+// eagerPayload is the largest payload allocated before it arrives.
+const eagerPayload = 64 << 10
+
+// readPayload reads a payload of size bytes. A large one is allocated as it
+// arrives, not as declared: a peer that declares the largest frame and sends
+// nothing more must not make us hold 4 MiB per connection.
+func readPayload(r io.Reader, size int) ([]byte, error) {
+	if size <= eagerPayload {
+		p := make([]byte, size)
+		_, err := io.ReadFull(r, p)
+		return p, err
+	}
+	p := make([]byte, 0, eagerPayload)
+	for len(p) < size {
+		if len(p) == cap(p) {
+			p = slices.Grow(p, min(size-len(p), cap(p))) // doubling, never past size
+		}
+		n, err := io.ReadFull(r, p[len(p):min(size, cap(p))])
+		p = p[:len(p)+n]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // trunkError reports a closed trunk as io.EOF, like upstream.
