@@ -19,27 +19,41 @@ type syncGate struct {
 	readers int
 	writer  bool
 	queue   []*gateTicket // writers waiting to get in, in arrival order
-	changed chan struct{} // closed and replaced whenever the state changes
+	// changed is closed when the state changes in a way a waiter may be
+	// waiting for. It exists only while somebody waits: the runtime takes
+	// and releases a read hold for every operation, and must not pay for a
+	// channel (or a wake-up) when nobody is waiting.
+	changed chan struct{}
 }
 
 // gateTicket is not zero-sized: pointers to zero-sized values need not differ.
 type gateTicket struct{ _ byte }
 
 func newSyncGate() *syncGate {
-	return &syncGate{changed: make(chan struct{})}
+	return &syncGate{}
+}
+
+// waitC returns the channel a waiter waits on; g.mu must be held.
+func (g *syncGate) waitC() chan struct{} {
+	if g.changed == nil {
+		g.changed = make(chan struct{})
+	}
+	return g.changed
 }
 
 // broadcast wakes up all waiters; g.mu must be held.
 func (g *syncGate) broadcast() {
-	close(g.changed)
-	g.changed = make(chan struct{})
+	if g.changed != nil {
+		close(g.changed)
+		g.changed = nil
+	}
 }
 
 // RLock blocks until no writer holds or waits for the gate.
 func (g *syncGate) RLock() {
 	g.mu.Lock()
 	for g.writer || len(g.queue) > 0 {
-		ch := g.changed
+		ch := g.waitC()
 		g.mu.Unlock()
 		<-ch
 		g.mu.Lock()
@@ -56,7 +70,9 @@ func (g *syncGate) RUnlock() {
 		panic("nri: RUnlock of unlocked sync gate")
 	}
 	g.readers--
-	g.broadcast()
+	if g.readers == 0 { // only writers wait for readers, and only for none
+		g.broadcast()
+	}
 	g.mu.Unlock()
 }
 
@@ -80,7 +96,7 @@ func (g *syncGate) enqueue() *gateTicket {
 func (g *syncGate) lockTicket(ctx context.Context, me *gateTicket) error {
 	g.mu.Lock()
 	for g.writer || g.readers > 0 || g.queue[0] != me {
-		ch := g.changed
+		ch := g.waitC()
 		g.mu.Unlock()
 		select {
 		case <-ch:

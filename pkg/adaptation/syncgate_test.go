@@ -114,3 +114,20 @@ func TestPluginSyncBlockUnblockIsIdempotent(t *testing.T) {
 	}
 	r.syncGate.Unlock()
 }
+
+// A runtime operation's hold costs what upstream's does: the block itself,
+// no channel and no wake-up when nobody waits.
+func TestBlockPluginSyncAllocatesOnlyTheBlock(t *testing.T) {
+	r := &Adaptation{syncGate: newSyncGate()}
+	if n := testing.AllocsPerRun(100, func() { r.BlockPluginSync().Unblock() }); n > 1 {
+		t.Fatalf("BlockPluginSync+Unblock allocates %v times, want at most 1", n)
+	}
+}
+
+func BenchmarkBlockPluginSync(b *testing.B) {
+	r := &Adaptation{syncGate: newSyncGate()}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		r.BlockPluginSync().Unblock()
+	}
+}
