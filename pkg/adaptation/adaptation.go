@@ -88,6 +88,8 @@ type Adaptation struct {
 	handover bool
 	// forwardEvictions is set by WithEvictionForwarding (evictions.go).
 	forwardEvictions bool
+	// fanOut is set by WithNotificationFanOut (fanout.go).
+	fanOut bool
 
 	syncGate *syncGate
 	reg      *registry

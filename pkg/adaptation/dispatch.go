@@ -122,6 +122,9 @@ func (r *Adaptation) RemoveContainer(ctx context.Context, req *RemoveContainerRe
 func (r *Adaptation) notify(ctx context.Context, event api.Event, req any) error {
 	r.Lock()
 	defer r.Unlock()
+	if r.fanOut {
+		return r.fanOutRelay(ctx, r.reg.active(), event, req)
+	}
 	return r.relay(ctx, r.reg.active(), event, req, nil)
 }
 

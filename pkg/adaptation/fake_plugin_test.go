@@ -85,7 +85,7 @@ func newFakePlugin(idx, name string, rec *recorder) *fakePlugin {
 }
 
 // dial connects to a socket without registering.
-func (f *fakePlugin) dial(t *testing.T, socket string) {
+func (f *fakePlugin) dial(t testing.TB, socket string) {
 	t.Helper()
 	conn, err := net.Dial("unix", socket)
 	if err != nil {
@@ -95,7 +95,7 @@ func (f *fakePlugin) dial(t *testing.T, socket string) {
 }
 
 // attach sets up the multiplexed services over conn.
-func (f *fakePlugin) attach(t *testing.T, conn net.Conn) {
+func (f *fakePlugin) attach(t testing.TB, conn net.Conn) {
 	t.Helper()
 	f.mux = multiplex.Multiplex(conn)
 	l, err := f.mux.Listen(multiplex.PluginServiceConn)
@@ -140,7 +140,7 @@ func (f *fakePlugin) register(ctx context.Context) error {
 }
 
 // connect dials and registers, failing the test on error.
-func (f *fakePlugin) connect(t *testing.T, socket string) {
+func (f *fakePlugin) connect(t testing.TB, socket string) {
 	t.Helper()
 	f.dial(t, socket)
 	if err := f.register(context.Background()); err != nil {
@@ -290,7 +290,7 @@ func (rt *fakeRuntime) update(_ context.Context, u []*api.ContainerUpdate) ([]*a
 }
 
 // shortSocket returns a socket path short enough for sun_path.
-func shortSocket(t *testing.T) string {
+func shortSocket(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "nri")
 	if err != nil {
@@ -301,7 +301,7 @@ func shortSocket(t *testing.T) string {
 }
 
 // startRuntime creates and starts an adaptation listening on a fresh socket.
-func startRuntime(t *testing.T, rt *fakeRuntime, opts ...Option) (*Adaptation, string) {
+func startRuntime(t testing.TB, rt *fakeRuntime, opts ...Option) (*Adaptation, string) {
 	t.Helper()
 	sock := shortSocket(t)
 	opts = append([]Option{
@@ -321,7 +321,7 @@ func startRuntime(t *testing.T, rt *fakeRuntime, opts ...Option) (*Adaptation, s
 }
 
 // waitActive waits until the named plugins are active, in any order.
-func waitActive(t *testing.T, r *Adaptation, names ...string) {
+func waitActive(t testing.TB, r *Adaptation, names ...string) {
 	t.Helper()
 	eventually(t, func() bool {
 		active := map[string]bool{}

@@ -40,7 +40,7 @@ func runLaunchedFake() int {
 
 // eventually polls cond until it holds, failing the test after a generous
 // bound. It synchronises on state, not on elapsed time.
-func eventually(t *testing.T, cond func() bool, what string) {
+func eventually(t testing.TB, cond func() bool, what string) {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	tick := time.NewTicker(5 * time.Millisecond)
