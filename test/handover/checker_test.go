@@ -280,7 +280,11 @@ func checkExactlyOnce(in runInput) *verdict {
 				bad("events went back from %s to the older %s at seq %d", name(prevOwner), name(r.owner), r.from)
 			}
 			if r.owner > prevOwner && k > 0 && runs[k-1].owner == prevOwner && react[prevOwner] == 0 {
-				if pred, ok := takeoverOf(in.Instances[r.owner]); ok && pred != in.Instances[prevOwner].ID {
+				// The predecessor it named may also be an instance that was
+				// reactivated after prevOwner and superseded again before it
+				// handled an event.
+				if pred, ok := takeoverOf(in.Instances[r.owner]); ok && pred != in.Instances[prevOwner].ID &&
+					!reactivatedAfter(in, pred, in.Instances[prevOwner].ID) {
 					bad("%s took over from %s at seq %d, but its Synchronize named %q as its predecessor",
 						name(r.owner), name(prevOwner), r.from, pred)
 				}
@@ -399,6 +403,22 @@ func succeededByDead(in runInput, i int) bool {
 
 // takeoverOf returns the predecessor named in an instance's first full
 // synchronization, if it named one.
+// reactivatedAfter tells whether the instance with id was reactivated when
+// the instance with lost left.
+func reactivatedAfter(in runInput, id, lost string) bool {
+	for _, inst := range in.Instances {
+		if inst.ID != id {
+			continue
+		}
+		for _, l := range inst.Lines {
+			if d := details(l.Detail); l.Ev == record.Synchronize && d["react"] == "true" && d["pred"] == lost {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func takeoverOf(inst instRecord) (string, bool) {
 	for _, l := range inst.Lines {
 		if l.Ev != record.Synchronize {
