@@ -36,12 +36,10 @@ func synthRun() runInput {
 	}
 	a.Lines = append(a.Lines, record.Line{Ev: record.Shutdown, Detail: "reason=SHUTDOWN_REASON_SUPERSEDED;succ=B"})
 	in.Sends = append(in.Sends, wireSend{Conn: 1, Method: "Shutdown", Detail: "SHUTDOWN_REASON_SUPERSEDED", Done: true})
+	b.Lines = append(b.Lines, record.Line{Ev: record.RoleChange, Detail: "role=ACTIVE;peer=A"})
 	for s := uint64(11); s <= 20; s++ {
 		b.Lines = append(b.Lines, evLine(s))
 		in.Sends = append(in.Sends, wireSend{Conn: 2, Method: "RunPodSandbox", Seq: s, Done: true})
-		if s == 11 {
-			b.Lines = append(b.Lines, record.Line{Ev: record.RoleChange, Detail: "role=ACTIVE"})
-		}
 	}
 	in.Instances = []instRecord{a, b}
 	return in
@@ -76,7 +74,8 @@ func reactivationRun() runInput {
 	a, b := &in.Instances[0], &in.Instances[1]
 	a.Lines = slices.DeleteFunc(a.Lines, func(l record.Line) bool { return l.Ev == record.Shutdown })
 	a.Lines = append(a.Lines, record.Line{Ev: record.RoleChange, Detail: "role=STANDBY;peer=B"},
-		record.Line{Ev: record.Synchronize, Detail: "kind=full;pred=B;react=true"})
+		record.Line{Ev: record.Synchronize, Detail: "kind=full;pred=B;react=true"},
+		record.Line{Ev: record.RoleChange, Detail: "role=ACTIVE;peer=B"})
 	in.Sends = slices.DeleteFunc(in.Sends, func(s wireSend) bool { return s.Method == "Shutdown" })
 	for s := uint64(16); s <= 20; s++ {
 		b.Lines = withoutSeq(b.Lines, s)
@@ -180,6 +179,12 @@ var _ = Describe("The exactly-once checker", Label("checker"), func() {
 			lines := in.Instances[1].Lines
 			in.Instances[1].Lines = append(slices.Clone(lines[2:]), lines[:2]...)
 		}, "before it was synchronized"),
+		Entry("an event handled before the instance was told it is active", func(in *runInput) {
+			b := &in.Instances[1]
+			i := slices.IndexFunc(b.Lines, func(l record.Line) bool { return l.Ev == record.RoleChange })
+			role := b.Lines[i]
+			b.Lines = slices.Insert(slices.Delete(b.Lines, i, i+1), i+1, role)
+		}, "before it was told it is active"),
 		Entry("an event handled twice by one instance", func(in *runInput) {
 			in.Instances[1].Lines = append(in.Instances[1].Lines, evLine(20))
 		}, "twice"),

@@ -109,6 +109,10 @@ func checkExactlyOnce(in runInput) *verdict {
 	lastRecorded := make([]uint64, len(in.Instances))
 	for i, inst := range in.Instances {
 		synced, standby, shut := false, false, false
+		// An instance that is told its role (it opted into handover) may
+		// handle events only between ACTIVE and the next STANDBY.
+		toldRoles := slices.ContainsFunc(inst.Lines, func(l record.Line) bool { return l.Ev == record.RoleChange })
+		active := false
 		seen := map[uint64]bool{}
 		for _, l := range inst.Lines {
 			switch {
@@ -123,6 +127,7 @@ func checkExactlyOnce(in runInput) *verdict {
 				}
 			case l.Ev == record.RoleChange:
 				standby = details(l.Detail)["role"] == "STANDBY"
+				active = details(l.Detail)["role"] == "ACTIVE"
 			case l.Ev == record.Shutdown:
 				shut = true
 			case isEvent(l.Ev):
@@ -148,6 +153,8 @@ func checkExactlyOnce(in runInput) *verdict {
 				}
 				if standby {
 					bad("%s handled %s seq %d while it was a standby", name(i), l.Ev, l.Seq)
+				} else if toldRoles && !active {
+					bad("%s handled %s seq %d before it was told it is active", name(i), l.Ev, l.Seq)
 				}
 				if shut {
 					bad("%s handled %s seq %d after it was told to shut down", name(i), l.Ev, l.Seq)
