@@ -270,6 +270,8 @@ type fakeRuntime struct {
 	pods       []*api.PodSandbox
 	containers []*api.Container
 	updates    chan []*api.ContainerUpdate
+	// afterSync, if set, runs after each SyncFn call handed its state over.
+	afterSync func()
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -281,6 +283,9 @@ func (rt *fakeRuntime) sync(ctx context.Context, cb SyncCB) error {
 	pods, ctrs := rt.pods, rt.containers
 	rt.mu.Unlock()
 	_, err := cb(ctx, pods, ctrs)
+	if rt.afterSync != nil {
+		rt.afterSync()
+	}
 	return err
 }
 
