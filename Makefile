@@ -117,9 +117,13 @@ soak:
 
 # demo builds everything and rolls the example plugin (examples/annotator) out
 # and back on an in-memory runtime that keeps creating containers: first as
-# upstream NRI behaves (both instances get every event), then with handover.
+# upstream NRI behaves (both instances get every event), then with handover,
+# killing a successor mid-handover and the active instance while a standby
+# waits. It prints the verdict and the path of an SVG timeline; DEMO_FLAGS
+# go to the demo (-rate, -duration, -handovers, -svg; -h lists them).
+DEMO_FLAGS ?=
 demo: build
-	$(GO) run ./cmd/handover-demo
+	$(GO) run ./cmd/handover-demo $(DEMO_FLAGS)
 
 # check-standin: the stand-in module hack/containerd-nri (module
 # github.com/containerd/nri, through which runtimes built for upstream NRI
