@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/nri-handover/nri/pkg/adaptation"
+	"github.com/nri-handover/nri/pkg/stub"
+	testruntime "github.com/nri-handover/nri/test/runtime"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// instance is one annotator pod, run in-process with the real stub.
+type instance struct {
+	p     *plugin
+	s     stub.Stub
+	term  context.CancelFunc // SIGTERM
+	errC  chan error
+	ready string
+}
+
+func startInstance(t *testing.T, rt *testruntime.Runtime, version, id string, generation uint64, statePath string) *instance {
+	t.Helper()
+	p := newPlugin(discard(), &stateFile{path: statePath})
+	s, err := stub.New(p, stub.WithPluginName("annotator"), stub.WithPluginIdx("50"), stub.WithSocketPath(rt.SocketPath()),
+		stub.WithLogger(stub.NewSlogLogger(discard())), stub.WithHandover(),
+		stub.WithPluginVersion(version), stub.WithInstanceID(id), stub.WithGeneration(generation))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.identify(s)
+	stop, term := context.WithCancel(context.Background())
+	in := &instance{p: p, s: s, term: term, errC: make(chan error, 1)}
+	go func() { in.errC <- runUntil(stop, s, p) }()
+	t.Cleanup(func() {
+		term()
+		<-in.errC
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.WaitReady(ctx); err != nil {
+		t.Fatalf("instance %s: %v", id, err)
+	}
+	return in
+}
+
+// stop sends SIGTERM and returns what Run returned.
+func (in *instance) stop(t *testing.T) error {
+	t.Helper()
+	in.term()
+	select {
+	case err := <-in.errC:
+		in.errC <- err // for the cleanup
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("instance did not stop")
+		return nil
+	}
+}
+
+func createContainer(t *testing.T, rt *testruntime.Runtime, id string) string {
+	t.Helper()
+	ctx := context.Background()
+	pod := "pod-" + id
+	if err := rt.RunPod(ctx, testruntime.NewPod(pod)); err != nil {
+		t.Fatal(err)
+	}
+	adj, err := rt.CreateContainer(ctx, testruntime.NewContainer(pod, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return adj.GetAnnotations()[HandledBy]
+}
+
+// A rollout with surge, then a SIGTERM to the active instance and a fresh
+// start, against the test runtime over real sockets: the successor skips what
+// its predecessor stamped, the state file changes hands only in the
+// runtime's order, and the exit codes are those documented in exit.go.
+func TestRolloutWithTheRealStub(t *testing.T) {
+	dir, err := os.MkdirTemp("", "annotator") // short: a socket path has a length limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	rt, err := testruntime.New(testruntime.WithDir(dir), testruntime.WithName("test-runtime", "v1"),
+		testruntime.WithAdaptationOptions(adaptation.WithLogger(quietLogger{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rt.Stop)
+	statePath := filepath.Join(dir, "state", "annotator.json")
+
+	a := startInstance(t, rt, "v1", "pod-a", 1, statePath)
+	for _, id := range []string{"c1", "c2"} {
+		if got := createContainer(t, rt, id); got != "v1/pod-a" {
+			t.Fatalf("%s stamped %q, want v1/pod-a", id, got)
+		}
+	}
+
+	// Surge: B starts next to A, synchronizes and is made active.
+	b := startInstance(t, rt, "v2", "pod-b", 2, statePath)
+	b.p.mu.Lock()
+	inv, taken := b.p.inv, b.p.taken
+	b.p.mu.Unlock()
+	if inv["c1"] != "v1/pod-a" || inv["c2"] != "v1/pod-a" {
+		t.Errorf("B's inventory %v: A's containers should be known as A's", inv)
+	}
+	if taken.kind != handoffClean || taken.previous != "v1/pod-a" || taken.epoch != 2 {
+		t.Errorf("B took the state file over %+v, want clean from v1/pod-a at epoch 2", taken)
+	}
+	if a.s.Ready() {
+		t.Error("A still ready after B took over")
+	}
+	if got := createContainer(t, rt, "c3"); got != "v2/pod-b" {
+		t.Errorf("c3 stamped %q, want v2/pod-b", got)
+	}
+	st := readState(t, statePath)
+	if st.Owner != "v2/pod-b" || st.Released || len(st.Containers) != 3 || st.Containers["c3"] != "v2/pod-b" {
+		t.Errorf("state while B is active: %+v", st)
+	}
+
+	// The DaemonSet controller deletes A, which stood down: exit 0.
+	if err := a.stop(t); !errors.Is(err, stub.ErrSuperseded) || exitCode(err) != exitOK {
+		t.Errorf("superseded A: Run returned %v, exit %d, want ErrSuperseded, exit %d", err, exitCode(err), exitOK)
+	}
+
+	// SIGTERM to the active B (say, the DaemonSet is deleted): B releases the
+	// file before its connection closes, and exits 0.
+	if err := b.stop(t); exitCode(err) != exitOK {
+		t.Errorf("terminated B: Run returned %v, exit %d, want %d", err, exitCode(err), exitOK)
+	}
+	if st := readState(t, statePath); st.Owner != "v2/pod-b" || !st.Released {
+		t.Errorf("after B's SIGTERM: %+v, want released by v2/pod-b", st)
+	}
+
+	c := startInstance(t, rt, "v3", "pod-c", 3, statePath)
+	c.p.mu.Lock()
+	taken = c.p.taken
+	c.p.mu.Unlock()
+	if taken.kind != handoffClean || taken.previous != "v2/pod-b" || taken.epoch != 3 {
+		t.Errorf("C took the state file over %+v, want clean from v2/pod-b at epoch 3", taken)
+	}
+
+	// An event handled by C means the runtime finished making it active
+	// (C turns ready while the runtime still waits for its answer).
+	if got := createContainer(t, rt, "c4"); got != "v3/pod-c" {
+		t.Errorf("c4 stamped %q, want v3/pod-c", got)
+	}
+	// The runtime goes away under the active C: exit 2, restart expected.
+	rt.Stop()
+	select {
+	case err := <-c.errC:
+		c.errC <- err
+		if code := exitCode(err); code != exitRuntimeGone {
+			t.Errorf("C exited %d (%v) when the runtime stopped, want %d", code, err, exitRuntimeGone)
+		}
+		if !errors.Is(err, stub.ErrRuntimeShutdown) && !errors.Is(err, stub.ErrDisconnected) {
+			t.Errorf("C's Run returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("C did not notice the runtime stop")
+	}
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Debugf(context.Context, string, ...any) {}
+func (quietLogger) Infof(context.Context, string, ...any)  {}
+func (quietLogger) Warnf(context.Context, string, ...any)  {}
+func (quietLogger) Errorf(context.Context, string, ...any) {}
