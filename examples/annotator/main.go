@@ -74,7 +74,7 @@ func run() int {
 	p.identify(s)
 
 	if *readyzAddr != "" {
-		stopReadyz, err := serveReadyz(log, *readyzAddr, s.ReadyzHandler())
+		_, stopReadyz, err := serveReadyz(log, *readyzAddr, s.ReadyzHandler())
 		if err != nil {
 			log.Error("annotator: cannot serve /readyz", "error", err)
 			return exitFailed
@@ -132,10 +132,10 @@ func runUntil(stop context.Context, s stub.Stub, p *plugin) error {
 // instance is the active one, 503 with the reason otherwise. It listens on
 // the pod's network, not the host's, so that two pods of a surge do not
 // compete for one port.
-func serveReadyz(log *slog.Logger, addr string, h http.Handler) (stop func(), err error) {
+func serveReadyz(log *slog.Logger, addr string, h http.Handler) (bound string, stop func(), err error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/readyz", h)
@@ -148,7 +148,7 @@ func serveReadyz(log *slog.Logger, addr string, h http.Handler) (stop func(), er
 		}
 	}()
 	log.Info("annotator: serving /readyz", "address", lis.Addr().String())
-	return func() {
+	return lis.Addr().String(), func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)

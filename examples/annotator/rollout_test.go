@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/pkg/adaptation"
 	"github.com/nri-handover/nri/pkg/stub"
 	testruntime "github.com/nri-handover/nri/test/runtime"
@@ -85,23 +88,14 @@ func createContainer(t *testing.T, rt *testruntime.Runtime, id string) string {
 // its predecessor stamped, the state file changes hands only in the
 // runtime's order, and the exit codes are those documented in exit.go.
 func TestRolloutWithTheRealStub(t *testing.T) {
-	dir, err := os.MkdirTemp("", "annotator") // short: a socket path has a length limit
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	rt, err := testruntime.New(testruntime.WithDir(dir), testruntime.WithName("test-runtime", "v1"),
-		testruntime.WithAdaptationOptions(adaptation.WithLogger(quietLogger{})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rt.Stop)
-	statePath := filepath.Join(dir, "state", "annotator.json")
+	rt := startRuntime(t)
+	statePath := filepath.Join(rt.Dir(), "state", "annotator.json")
 
 	a := startInstance(t, rt, "v1", "pod-a", 1, statePath)
+	readyzA := a.serveReadyz(t)
+	if code := readyz(t, readyzA); code != http.StatusOK {
+		t.Errorf("A's /readyz answers %d while A is active", code)
+	}
 	for _, id := range []string{"c1", "c2"} {
 		if got := createContainer(t, rt, id); got != "v1/pod-a" {
 			t.Fatalf("%s stamped %q, want v1/pod-a", id, got)
@@ -111,7 +105,7 @@ func TestRolloutWithTheRealStub(t *testing.T) {
 	// Surge: B starts next to A, synchronizes and is made active.
 	b := startInstance(t, rt, "v2", "pod-b", 2, statePath)
 	b.p.mu.Lock()
-	inv, taken := b.p.inv, b.p.taken
+	inv, taken := maps.Clone(b.p.inv), b.p.taken
 	b.p.mu.Unlock()
 	if inv["c1"] != "v1/pod-a" || inv["c2"] != "v1/pod-a" {
 		t.Errorf("B's inventory %v: A's containers should be known as A's", inv)
@@ -119,8 +113,8 @@ func TestRolloutWithTheRealStub(t *testing.T) {
 	if taken.kind != handoffClean || taken.previous != "v1/pod-a" || taken.epoch != 2 {
 		t.Errorf("B took the state file over %+v, want clean from v1/pod-a at epoch 2", taken)
 	}
-	if a.s.Ready() {
-		t.Error("A still ready after B took over")
+	if code := readyz(t, readyzA); a.s.Ready() || code != http.StatusServiceUnavailable {
+		t.Errorf("A still ready after B took over (/readyz %d)", code)
 	}
 	if got := createContainer(t, rt, "c3"); got != "v2/pod-b" {
 		t.Errorf("c3 stamped %q, want v2/pod-b", got)
@@ -171,6 +165,96 @@ func TestRolloutWithTheRealStub(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("C did not notice the runtime stop")
 	}
+}
+
+// A standby (the runtime's standby grace) releases the state file, and is
+// reactivated when its successor is lost: a full re-synchronization that
+// finds the successor's stamps, then ACTIVE, which finds the file never
+// released (the successor was killed).
+func TestStandbyReactivatedAfterSuccessorLost(t *testing.T) {
+	rt := startRuntime(t, adaptation.WithStandbyGrace(time.Minute))
+	statePath := filepath.Join(rt.Dir(), "state.json")
+
+	a := startInstance(t, rt, "v1", "pod-a", 1, statePath)
+	createContainer(t, rt, "c1")
+	b := startInstance(t, rt, "v2", "pod-b", 2, statePath)
+	if a.s.Role() != api.PluginRole_PLUGIN_ROLE_STANDBY || a.s.Ready() {
+		t.Fatalf("A: role %v, ready %v; want a standby, not ready", a.s.Role(), a.s.Ready())
+	}
+	if st := readState(t, statePath); st.Owner != "v2/pod-b" || st.Epoch != 2 {
+		t.Fatalf("after B took over: %+v", st)
+	}
+	b.p.mu.Lock()
+	taken := b.p.taken
+	b.p.mu.Unlock()
+	if taken.kind != handoffClean {
+		t.Errorf("B's hand-off %v: A stood by and should have released", taken)
+	}
+	if got := createContainer(t, rt, "c2"); got != "v2/pod-b" {
+		t.Fatalf("c2 stamped %q", got)
+	}
+
+	// kill -9 of B: its connection closes without a release.
+	b.s.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.s.WaitReady(ctx); err != nil {
+		t.Fatalf("A not reactivated: %v", err)
+	}
+	a.p.mu.Lock()
+	inv, taken := maps.Clone(a.p.inv), a.p.taken
+	a.p.mu.Unlock()
+	if inv["c1"] != "v1/pod-a" || inv["c2"] != "v2/pod-b" {
+		t.Errorf("A's inventory after its re-synchronization: %v", inv)
+	}
+	if taken.kind != handoffUnclean || taken.previous != "v2/pod-b" || taken.epoch != 3 {
+		t.Errorf("A's hand-off %+v, want unclean from v2/pod-b at epoch 3", taken)
+	}
+	if got := createContainer(t, rt, "c3"); got != "v1/pod-a" {
+		t.Errorf("c3 stamped %q after A's reactivation", got)
+	}
+}
+
+func startRuntime(t *testing.T, opts ...adaptation.Option) *testruntime.Runtime {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "annotator") // short: a socket path has a length limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	rt, err := testruntime.New(testruntime.WithDir(dir), testruntime.WithName("test-runtime", "v1"),
+		testruntime.WithAdaptationOptions(append([]adaptation.Option{adaptation.WithLogger(quietLogger{})}, opts...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rt.Stop)
+	return rt
+}
+
+// serveReadyz serves the instance's /readyz as -readyz-addr does.
+func (in *instance) serveReadyz(t *testing.T) string {
+	t.Helper()
+	addr, stop, err := serveReadyz(discard(), "127.0.0.1:0", in.s.ReadyzHandler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return addr
+}
+
+// readyz probes like the kubelet: one GET, no kept connection.
+func readyz(t *testing.T, addr string) int {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 type quietLogger struct{}
