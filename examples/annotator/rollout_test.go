@@ -55,6 +55,14 @@ func startInstance(t *testing.T, rt *testruntime.Runtime, version, id string, ge
 	return in
 }
 
+// snapshot returns the instance's inventory and how it last took the state
+// file over.
+func (in *instance) snapshot() (inventory, handoff) {
+	in.p.mu.Lock()
+	defer in.p.mu.Unlock()
+	return maps.Clone(in.p.inv), in.p.taken
+}
+
 // stop sends SIGTERM and returns what Run returned.
 func (in *instance) stop(t *testing.T) error {
 	t.Helper()
@@ -104,9 +112,7 @@ func TestRolloutWithTheRealStub(t *testing.T) {
 
 	// Surge: B starts next to A, synchronizes and is made active.
 	b := startInstance(t, rt, "v2", "pod-b", 2, statePath)
-	b.p.mu.Lock()
-	inv, taken := maps.Clone(b.p.inv), b.p.taken
-	b.p.mu.Unlock()
+	inv, taken := b.snapshot()
 	if inv["c1"] != "v1/pod-a" || inv["c2"] != "v1/pod-a" {
 		t.Errorf("B's inventory %v: A's containers should be known as A's", inv)
 	}
@@ -139,9 +145,7 @@ func TestRolloutWithTheRealStub(t *testing.T) {
 	}
 
 	c := startInstance(t, rt, "v3", "pod-c", 3, statePath)
-	c.p.mu.Lock()
-	taken = c.p.taken
-	c.p.mu.Unlock()
+	_, taken = c.snapshot()
 	if taken.kind != handoffClean || taken.previous != "v2/pod-b" || taken.epoch != 3 {
 		t.Errorf("C took the state file over %+v, want clean from v2/pod-b at epoch 3", taken)
 	}
@@ -184,9 +188,7 @@ func TestStandbyReactivatedAfterSuccessorLost(t *testing.T) {
 	if st := readState(t, statePath); st.Owner != "v2/pod-b" || st.Epoch != 2 {
 		t.Fatalf("after B took over: %+v", st)
 	}
-	b.p.mu.Lock()
-	taken := b.p.taken
-	b.p.mu.Unlock()
+	_, taken := b.snapshot()
 	if taken.kind != handoffClean {
 		t.Errorf("B's hand-off %v: A stood by and should have released", taken)
 	}
@@ -201,9 +203,7 @@ func TestStandbyReactivatedAfterSuccessorLost(t *testing.T) {
 	if err := a.s.WaitReady(ctx); err != nil {
 		t.Fatalf("A not reactivated: %v", err)
 	}
-	a.p.mu.Lock()
-	inv, taken := maps.Clone(a.p.inv), a.p.taken
-	a.p.mu.Unlock()
+	inv, taken := a.snapshot()
 	if inv["c1"] != "v1/pod-a" || inv["c2"] != "v2/pod-b" {
 		t.Errorf("A's inventory after its re-synchronization: %v", inv)
 	}
