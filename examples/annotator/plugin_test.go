@@ -199,3 +199,31 @@ func TestNoStateFileWithoutTheFlag(t *testing.T) {
 		t.Errorf("files written: %v", entries)
 	}
 }
+
+// A successor synchronizes while its predecessor is still active and
+// writing: the round must not touch the file.
+func TestSynchronizationBeforeActiveWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	p := newTestPlugin(t, "v2/b", path)
+	if _, err := p.SynchronizeRound(context.Background(), &stub.SyncInfo{Takeover: &api.Takeover{PredecessorInstance: "a"}},
+		nil, []*api.Container{ctr("c1", "v1/a")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("state file written before the runtime made the instance active (%v)", err)
+	}
+}
+
+// A runtime without handover (upstream NRI) sends no roles: the instance
+// owns the file once synchronized.
+func TestWithoutHandoverSynchronizedIsActive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	p := newTestPlugin(t, "v1/a", path)
+	p.handover = func() bool { return false }
+	if _, err := p.SynchronizeRound(context.Background(), nil, nil, []*api.Container{ctr("c1", "")}); err != nil {
+		t.Fatal(err)
+	}
+	if st := readState(t, path); st.Owner != "v1/a" || st.Epoch != 1 || len(st.Containers) != 1 {
+		t.Errorf("state %+v", st)
+	}
+}
