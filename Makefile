@@ -78,7 +78,7 @@ $(RPCCHECK): FORCE
 check-deps:
 	hack/check-deps.sh
 
-test: vet verify-generate check-generate-negative check-wire check-deps check-standin test-go upstream-suite
+test: vet verify-generate check-generate-negative check-wire check-deps check-standin test-go upstream-suite check-deploy
 
 test-go:
 	$(GO_TEST) ./...
@@ -149,6 +149,16 @@ e2e-surge:
 # not part of make test.
 e2e-containerd:
 	test/realcontainerd/run.sh
+
+# check-deploy: deploy/daemonset.yaml decodes strictly into k8s.io/api types
+# and has every property a surging rollout needs (deploy/daemonset_test.go).
+# deploy/ is a module of its own (like hack/tools/buf.mod for buf) so that
+# k8s.io/api never reaches the library's requirements; it uses the library
+# from this checkout (replace ../), so after a dependency change of pkg/stub
+# or api run `cd deploy && GOWORK=off go mod tidy`.
+.PHONY: check-deploy
+check-deploy:
+	cd deploy && GOWORK=off $(GO) test ./...
 
 FORCE:
 

@@ -1,0 +1,407 @@
+// Package deploy_test checks deploy/daemonset.yaml: it decodes strictly into
+// k8s.io/api types (an unknown or misspelt field fails) and checks, one
+// subtest each, every property a surging rollout of a handover plugin needs.
+// TestChecksCatchBrokenManifests proves that each check fails on a manifest
+// that lacks its property.
+package deploy_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/stub"
+)
+
+const manifest = "daemonset.yaml"
+
+// plugin is the DaemonSet, the plugin's container and its command line.
+type plugin struct {
+	ds   *appsv1.DaemonSet
+	pod  *corev1.PodSpec
+	ctr  *corev1.Container
+	args map[string]string
+}
+
+// decode reads a single-document manifest strictly.
+func decode(b []byte) (*plugin, error) {
+	if docs := bytes.Split(b, []byte("\n---")); len(docs) != 1 {
+		return nil, fmt.Errorf("%d YAML documents, want one DaemonSet", len(docs))
+	}
+	ds := &appsv1.DaemonSet{}
+	if err := yaml.UnmarshalStrict(b, ds); err != nil {
+		return nil, err
+	}
+	if ds.APIVersion != "apps/v1" || ds.Kind != "DaemonSet" {
+		return nil, fmt.Errorf("%s %s, want apps/v1 DaemonSet", ds.APIVersion, ds.Kind)
+	}
+	pod := &ds.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		return nil, fmt.Errorf("%d containers, want the plugin's only", len(pod.Containers))
+	}
+	ctr := &pod.Containers[0]
+	if len(ctr.Command) != 0 {
+		return nil, fmt.Errorf("command %q overrides the image's entrypoint", ctr.Command)
+	}
+	args := map[string]string{}
+	for _, a := range ctr.Args {
+		name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || !ok {
+			return nil, fmt.Errorf("argument %q: want -name=value", a)
+		}
+		args[name] = value
+	}
+	return &plugin{ds: ds, pod: pod, ctr: ctr, args: args}, nil
+}
+
+func load(t *testing.T) ([]byte, *plugin) {
+	t.Helper()
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := decode(b)
+	if err != nil {
+		t.Fatalf("%s: %v", manifest, err)
+	}
+	return b, p
+}
+
+// checks are the properties of the manifest, each one subtest.
+var checks = []struct {
+	name  string
+	check func(*plugin) error
+}{
+	{"selector matches the pod template", func(p *plugin) error {
+		sel := p.ds.Spec.Selector
+		if sel == nil || len(sel.MatchLabels) == 0 {
+			return errors.New("no selector")
+		}
+		for k, v := range sel.MatchLabels {
+			if p.ds.Spec.Template.Labels[k] != v {
+				return fmt.Errorf("selector %s=%s not in the template's labels", k, v)
+			}
+		}
+		return nil
+	}},
+
+	{"rolling update with maxSurge 1 and maxUnavailable 0", func(p *plugin) error {
+		s := p.ds.Spec.UpdateStrategy
+		if s.Type != appsv1.RollingUpdateDaemonSetStrategyType || s.RollingUpdate == nil {
+			return fmt.Errorf("update strategy %+v, want RollingUpdate", s)
+		}
+		if ru := s.RollingUpdate; !isInt(ru.MaxSurge, 1) || !isInt(ru.MaxUnavailable, 0) {
+			return fmt.Errorf("maxSurge %v, maxUnavailable %v; want 1 and 0", ru.MaxSurge, ru.MaxUnavailable)
+		}
+		return nil
+	}},
+
+	{"minReadySeconds outlasts a failing readiness probe", func(p *plugin) error {
+		pr := p.ctr.ReadinessProbe
+		if pr == nil {
+			return errors.New("no readinessProbe")
+		}
+		// A successor that loses the active role right after taking over
+		// must turn not ready before the old pod is deleted.
+		notice := probePeriod(pr) * max(pr.FailureThreshold, 1)
+		if p.ds.Spec.MinReadySeconds <= notice {
+			return fmt.Errorf("minReadySeconds %d, want more than the %ds the probe takes to notice a failure",
+				p.ds.Spec.MinReadySeconds, notice)
+		}
+		return nil
+	}},
+
+	{"readinessProbe asks the stub's /readyz on the pod network", func(p *plugin) error {
+		pr := p.ctr.ReadinessProbe
+		if pr == nil || pr.HTTPGet == nil {
+			return fmt.Errorf("readinessProbe %+v, want an httpGet probe", pr)
+		}
+		if pr.HTTPGet.Path != "/readyz" || pr.HTTPGet.Host != "" {
+			return fmt.Errorf("probe of %s%s, want /readyz on the pod's IP", pr.HTTPGet.Host, pr.HTTPGet.Path)
+		}
+		addr, err := p.arg("readyz-addr")
+		if err != nil {
+			return err
+		}
+		_, served, err := net.SplitHostPort(addr)
+		if err != nil {
+			return err
+		}
+		port, err := p.containerPort(pr.HTTPGet.Port)
+		if err != nil {
+			return err
+		}
+		if strconv.Itoa(int(port)) != served {
+			return fmt.Errorf("probe port %d, the plugin serves /readyz on %s", port, served)
+		}
+		if lp := p.ctr.LivenessProbe; lp != nil && lp.HTTPGet != nil && lp.HTTPGet.Path == "/readyz" {
+			return errors.New("a livenessProbe on /readyz would kill superseded and standby instances")
+		}
+		return nil
+	}},
+
+	{"no host network and no host ports, so two pods run side by side", func(p *plugin) error {
+		if p.pod.HostNetwork {
+			return errors.New("hostNetwork: the surge pod could not bind the old pod's ports")
+		}
+		for _, c := range append(p.pod.InitContainers, p.pod.Containers...) {
+			for _, cp := range c.Ports {
+				if cp.HostPort != 0 {
+					return fmt.Errorf("container %s: hostPort %d prevents surging", c.Name, cp.HostPort)
+				}
+			}
+		}
+		return nil
+	}},
+
+	{"instance id and generation from the downward API", func(p *plugin) error {
+		for _, want := range []struct{ env, field, flag string }{
+			{stub.InstanceIDEnvVar, "metadata.uid", "instance"},
+			{stub.GenerationEnvVar, "metadata.labels['pod-template-generation']", "generation"},
+		} {
+			e := p.env(want.env)
+			if e == nil || e.ValueFrom == nil || e.ValueFrom.FieldRef == nil {
+				return fmt.Errorf("%s not set from the downward API", want.env)
+			}
+			if got := e.ValueFrom.FieldRef.FieldPath; got != want.field {
+				return fmt.Errorf("%s from %s, want %s", want.env, got, want.field)
+			}
+			if _, ok := p.args[want.flag]; ok {
+				return fmt.Errorf("-%s overrides %s", want.flag, want.env)
+			}
+		}
+		return nil
+	}},
+
+	{"the NRI socket directory is mounted from the host", func(p *plugin) error {
+		sock, err := p.arg("socket")
+		if err != nil {
+			return err
+		}
+		hp := p.hostPathAt(path.Dir(sock))
+		if hp == nil {
+			return fmt.Errorf("no writable hostPath volume at %s", path.Dir(sock))
+		}
+		if want := path.Dir(api.DefaultSocketPath); path.Clean(hp.Path) != want {
+			return fmt.Errorf("hostPath %s, want the runtime's %s", hp.Path, want)
+		}
+		return nil
+	}},
+
+	{"the state file lives on the host", func(p *plugin) error {
+		file, err := p.arg("state-file")
+		if err != nil {
+			return err
+		}
+		if p.hostPathAt(path.Dir(file)) == nil {
+			return fmt.Errorf("no writable hostPath volume at %s: the state would die with the pod", path.Dir(file))
+		}
+		return nil
+	}},
+
+	{"resources are requested and memory is limited", func(p *plugin) error {
+		r := p.ctr.Resources
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := r.Requests[name]; !ok || q.IsZero() {
+				return fmt.Errorf("no %s request", name)
+			}
+		}
+		if lim, ok := r.Limits[corev1.ResourceMemory]; !ok || lim.Cmp(r.Requests[corev1.ResourceMemory]) < 0 {
+			return fmt.Errorf("memory limit %s, want one at or above the request", lim.String())
+		}
+		return nil
+	}},
+
+	{"terminationGracePeriodSeconds fits the shutdown timeout", func(p *plugin) error {
+		arg, err := p.arg("shutdown-timeout")
+		if err != nil {
+			return err
+		}
+		timeout, err := time.ParseDuration(arg)
+		if err != nil {
+			return err
+		}
+		grace := p.pod.TerminationGracePeriodSeconds
+		if grace == nil {
+			return errors.New("no terminationGracePeriodSeconds")
+		}
+		// The plugin's own bound fires before the kubelet's SIGKILL, with a
+		// second to spare for the process to exit.
+		if time.Duration(*grace)*time.Second < timeout+time.Second {
+			return fmt.Errorf("terminationGracePeriodSeconds %d, want at least -shutdown-timeout %s + 1s", *grace, timeout)
+		}
+		return nil
+	}},
+
+	{"the plugin version is the image's tag", func(p *plugin) error {
+		img := p.ctr.Image
+		i := strings.LastIndex(img, ":")
+		if i < 0 || strings.Contains(img[i:], "/") {
+			return fmt.Errorf("image %q has no tag", img)
+		}
+		v, err := p.arg("version")
+		if err != nil {
+			return err
+		}
+		if tag := img[i+1:]; tag != v {
+			return fmt.Errorf("image tag %s, -version %s: the runtime would log and compare the wrong version", tag, v)
+		}
+		return nil
+	}},
+}
+
+func TestDaemonSet(t *testing.T) {
+	_, p := load(t)
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.check(p); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+
+	t.Run("the plugin accepts its arguments", func(t *testing.T) {
+		// An unknown flag or a bad value makes the annotator exit 2 before
+		// it reaches -h, which exits 0.
+		out, err := exec.Command(annotator(t), append(p.ctr.Args, "-h")...).CombinedOutput()
+		if err != nil {
+			t.Errorf("examples/annotator %s: %v\n%s", strings.Join(p.ctr.Args, " "), err, out)
+		}
+	})
+}
+
+// TestChecksCatchBrokenManifests breaks the manifest in one place per check
+// and expects decoding or that check to fail.
+func TestChecksCatchBrokenManifests(t *testing.T) {
+	good, _ := load(t)
+	for _, tc := range []struct {
+		check    string // "" for decoding
+		old, new string
+	}{
+		{"", "minReadySeconds:", "minReadySecond:"}, // strict: unknown field
+		{"", "- -shutdown-timeout=5s", "- shutdown-timeout=5s"},
+		{"selector matches the pod template", "    metadata:\n      labels:\n        app.kubernetes.io/name: nri-annotator", "    metadata:\n      labels:\n        app.kubernetes.io/name: other"},
+		{"rolling update with maxSurge 1 and maxUnavailable 0", "maxUnavailable: 0", "maxUnavailable: 1"},
+		{"rolling update with maxSurge 1 and maxUnavailable 0", "maxSurge: 1", "maxSurge: 25%"},
+		{"minReadySeconds outlasts a failing readiness probe", "minReadySeconds: 10", "minReadySeconds: 2"},
+		{"readinessProbe asks the stub's /readyz on the pod network", "path: /readyz", "path: /healthz"},
+		{"readinessProbe asks the stub's /readyz on the pod network", "-readyz-addr=:8080", "-readyz-addr=:9090"},
+		{"no host network and no host ports, so two pods run side by side", "hostNetwork: false", "hostNetwork: true"},
+		{"no host network and no host ports, so two pods run side by side", "containerPort: 8080", "containerPort: 8080\n          hostPort: 8080"},
+		{"instance id and generation from the downward API", "fieldPath: metadata.uid", "fieldPath: metadata.name"},
+		{"instance id and generation from the downward API", "name: NRI_PLUGIN_GENERATION", "name: GENERATION"},
+		{"the NRI socket directory is mounted from the host", "path: /var/run/nri\n", "path: /run/containerd\n"},
+		{"the NRI socket directory is mounted from the host", "mountPath: /var/run/nri", "mountPath: /nri"},
+		{"the state file lives on the host", "-state-file=/var/lib/nri-annotator/state.json", "-state-file=/tmp/state.json"},
+		{"resources are requested and memory is limited", "            memory: 64Mi", "            memory: 16Mi"},
+		{"resources are requested and memory is limited", "cpu: 10m", "cpu: 0m"},
+		{"terminationGracePeriodSeconds fits the shutdown timeout", "terminationGracePeriodSeconds: 15", "terminationGracePeriodSeconds: 5"},
+		{"the plugin version is the image's tag", "-version=v0.1.0", "-version=v0.2.0"},
+	} {
+		t.Run(tc.check+": "+tc.new, func(t *testing.T) {
+			bad := bytes.Replace(good, []byte(tc.old), []byte(tc.new), 1)
+			if bytes.Equal(bad, good) {
+				t.Fatalf("%q not in %s", tc.old, manifest)
+			}
+			p, err := decode(bad)
+			if tc.check == "" {
+				if err == nil {
+					t.Error("decoded without error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("decoding: %v", err)
+			}
+			for _, c := range checks {
+				if c.name == tc.check {
+					if err := c.check(p); err == nil {
+						t.Error("check passed")
+					}
+					return
+				}
+			}
+			t.Fatalf("no check %q", tc.check)
+		})
+	}
+}
+
+func (p *plugin) arg(name string) (string, error) {
+	if v := p.args[name]; v != "" {
+		return v, nil
+	}
+	return "", fmt.Errorf("no -%s argument", name)
+}
+
+// hostPathAt returns the hostPath volume mounted writable at dir, if any.
+func (p *plugin) hostPathAt(dir string) *corev1.HostPathVolumeSource {
+	for _, m := range p.ctr.VolumeMounts {
+		if path.Clean(m.MountPath) != path.Clean(dir) || m.ReadOnly {
+			continue
+		}
+		for _, v := range p.pod.Volumes {
+			if v.Name == m.Name {
+				return v.HostPath
+			}
+		}
+	}
+	return nil
+}
+
+func (p *plugin) env(name string) *corev1.EnvVar {
+	for i := range p.ctr.Env {
+		if p.ctr.Env[i].Name == name {
+			return &p.ctr.Env[i]
+		}
+	}
+	return nil
+}
+
+// containerPort resolves a probe's port, named or numbered, to a declared
+// container port.
+func (p *plugin) containerPort(port intstr.IntOrString) (int32, error) {
+	for _, cp := range p.ctr.Ports {
+		if (port.Type == intstr.String && cp.Name == port.StrVal) || (port.Type == intstr.Int && cp.ContainerPort == port.IntVal) {
+			return cp.ContainerPort, nil
+		}
+	}
+	return 0, fmt.Errorf("probe port %s is not a declared container port", port.String())
+}
+
+func isInt(v *intstr.IntOrString, n int) bool {
+	return v != nil && v.Type == intstr.Int && v.IntValue() == n
+}
+
+func probePeriod(p *corev1.Probe) int32 {
+	if p.PeriodSeconds == 0 {
+		return 10 // Kubernetes' default
+	}
+	return p.PeriodSeconds
+}
+
+// annotator builds examples/annotator from this checkout.
+func annotator(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "annotator")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/nri-handover/nri/examples/annotator")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building examples/annotator: %v\n%s", err, out)
+	}
+	return bin
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/stub"
+)
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func ctr(id, stamp string) *api.Container {
+	c := &api.Container{Id: id}
+	if stamp != "" {
+		c.Annotations = map[string]string{HandledBy: stamp}
+	}
+	return c
+}
+
+func TestFullRoundSkipsWhatPredecessorsStamped(t *testing.T) {
+	inv := inventory{"gone": "v1/a"}
+	sum := inv.apply("v2/b", &stub.SyncInfo{Takeover: &api.Takeover{PredecessorInstance: "a"}},
+		[]*api.Container{ctr("c1", "v1/a"), ctr("c2", "v0/z"), ctr("c3", ""), ctr("c4", "v2/b")})
+
+	want := roundSummary{mine: 1, others: 2, unstamped: 1}
+	if sum != want {
+		t.Errorf("summary %+v, want %+v", sum, want)
+	}
+	wantInv := inventory{"c1": "v1/a", "c2": "v0/z", "c3": "", "c4": "v2/b"}
+	if !equalInv(inv, wantInv) {
+		t.Errorf("inventory %v, want %v: a full round replaces it", inv, wantInv)
+	}
+}
+
+func TestDeltaRoundChangesOnlyWhatIsListed(t *testing.T) {
+	inv := inventory{"c1": "v1/a", "c2": "v1/a", "c3": ""}
+	sum := inv.apply("v2/b", &stub.SyncInfo{Delta: true, RemovedContainers: []string{"c2", "unknown"}},
+		[]*api.Container{ctr("c4", "v1/a")})
+
+	want := roundSummary{others: 1, removed: 1}
+	if sum != want {
+		t.Errorf("summary %+v, want %+v", sum, want)
+	}
+	wantInv := inventory{"c1": "v1/a", "c3": "", "c4": "v1/a"}
+	if !equalInv(inv, wantInv) {
+		t.Errorf("inventory %v, want %v", inv, wantInv)
+	}
+}
+
+func equalInv(a, b inventory) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func newTestPlugin(t *testing.T, stamp, path string) *plugin {
+	t.Helper()
+	p := newPlugin(discard(), &stateFile{path: path})
+	p.stamp = stamp
+	return p
+}
+
+func active(t *testing.T, p *plugin, peer string) {
+	t.Helper()
+	err := p.RoleChange(context.Background(), &api.RoleChangeRequest{Role: api.PluginRole_PLUGIN_ROLE_ACTIVE, PeerInstance: peer})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func create(t *testing.T, p *plugin, id string) {
+	t.Helper()
+	adj, _, err := p.CreateContainer(context.Background(), &api.PodSandbox{}, ctr(id, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := adj.GetAnnotations()[HandledBy]; got != p.stamp {
+		t.Fatalf("container %s stamped %q, want %q", id, got, p.stamp)
+	}
+}
+
+func readState(t *testing.T, path string) state {
+	t.Helper()
+	st, err := (&stateFile{path: path}).load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// The runtime tells the old instance SUPERSEDED (or STANDBY) before it tells
+// the new one ACTIVE: the old one's release is its last write, and the new
+// one finds the file released.
+func TestStateFileHandOffInTheRuntimesOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		standDown func(*plugin)
+	}{
+		{"superseded", func(p *plugin) {
+			p.ShutdownWithReason(context.Background(), &api.ShutdownRequest{
+				Reason: api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, SuccessorVersion: "v2", SuccessorInstance: "b"})
+		}},
+		{"standby", func(p *plugin) {
+			if err := p.RoleChange(context.Background(), &api.RoleChangeRequest{Role: api.PluginRole_PLUGIN_ROLE_STANDBY}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.json")
+			a, b := newTestPlugin(t, "v1/a", path), newTestPlugin(t, "v2/b", path)
+
+			active(t, a, "")
+			if a.taken.kind != handoffFresh {
+				t.Errorf("first owner: hand-off %v, want fresh", a.taken)
+			}
+			create(t, a, "c1")
+			if st := readState(t, path); st.Owner != "v1/a" || st.Containers["c1"] != "v1/a" || st.Released {
+				t.Fatalf("while A is active: %+v", st)
+			}
+
+			tc.standDown(a)
+			released := readState(t, path)
+			if !released.Released || released.Owner != "v1/a" {
+				t.Fatalf("after A stood down: %+v, want released by v1/a", released)
+			}
+			// A late event on A (there are none through a handover runtime)
+			// would not touch the file any more.
+			create(t, a, "late")
+			if st := readState(t, path); st.Containers["late"] != "" || !st.Released {
+				t.Errorf("A wrote after standing down: %+v", st)
+			}
+
+			active(t, b, "a")
+			if b.taken.kind != handoffClean || b.taken.previous != "v1/a" || b.taken.epoch != 2 {
+				t.Errorf("B's hand-off %+v, want clean from v1/a at epoch 2", b.taken)
+			}
+			if st := readState(t, path); st.Owner != "v2/b" || st.Epoch != 2 || st.Released {
+				t.Errorf("after B took over: %+v", st)
+			}
+		})
+	}
+}
+
+func TestStateFileTakenFromALostOwnerIsReportedUnclean(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	a, b := newTestPlugin(t, "v1/a", path), newTestPlugin(t, "v2/b", path)
+	active(t, a, "")
+	// A is killed: no release.
+	active(t, b, "a")
+	if b.taken.kind != handoffUnclean || b.taken.previous != "v1/a" {
+		t.Errorf("hand-off %+v, want unclean from v1/a", b.taken)
+	}
+	// A restarted instance that owned the file last takes it back as its own.
+	b.release("test")
+	active(t, b, "")
+	if b.taken.kind != handoffSelf || b.taken.epoch != 3 {
+		t.Errorf("hand-off %+v, want self at epoch 3", b.taken)
+	}
+}
+
+func TestUnreadableStateFileIsKeptAside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := newTestPlugin(t, "v1/a", path)
+	active(t, p, "")
+	if !p.active || p.taken.kind != handoffFresh {
+		t.Errorf("active %v, hand-off %v: an unreadable file must not keep the plugin from taking over", p.active, p.taken)
+	}
+	if b, err := os.ReadFile(path + ".unreadable"); err != nil || string(b) != "{not json" {
+		t.Errorf("unreadable file not kept aside: %q, %v", b, err)
+	}
+	if st := readState(t, path); st.Owner != "v1/a" {
+		t.Errorf("new state %+v", st)
+	}
+}
+
+func TestNoStateFileWithoutTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	p := newPlugin(discard(), nil)
+	p.stamp = "v1/a"
+	active(t, p, "")
+	create(t, p, "c1")
+	p.release("test")
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files written: %v", entries)
+	}
+}
+
+// A successor synchronizes while its predecessor is still active and
+// writing: the round must not touch the file.
+func TestSynchronizationBeforeActiveWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	p := newTestPlugin(t, "v2/b", path)
+	if _, err := p.SynchronizeRound(context.Background(), &stub.SyncInfo{Takeover: &api.Takeover{PredecessorInstance: "a"}},
+		nil, []*api.Container{ctr("c1", "v1/a")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("state file written before the runtime made the instance active (%v)", err)
+	}
+}
+
+// A runtime without handover (upstream NRI) sends no roles: the instance
+// owns the file once synchronized.
+func TestWithoutHandoverSynchronizedIsActive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	p := newTestPlugin(t, "v1/a", path)
+	p.handover = func() bool { return false }
+	if _, err := p.SynchronizeRound(context.Background(), nil, nil, []*api.Container{ctr("c1", "")}); err != nil {
+		t.Fatal(err)
+	}
+	if st := readState(t, path); st.Owner != "v1/a" || st.Epoch != 1 || len(st.Containers) != 1 {
+		t.Errorf("state %+v", st)
+	}
+}
