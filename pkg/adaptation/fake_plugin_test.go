@@ -53,6 +53,8 @@ type fakePlugin struct {
 	handle func(ctx context.Context, e api.Event, req any) (any, error)
 	// regReq, if set, changes the RegisterPlugin request before it is sent.
 	regReq func(*api.RegisterPluginRequest)
+	// roleChange, if set, handles RoleChange.
+	roleChange func(context.Context, *api.RoleChangeRequest) error
 	// syncErr, if set, fails synchronization.
 	syncErr error
 	// syncUpdates are asked for in the answer to the last Synchronize message.
@@ -259,7 +261,10 @@ func (f *fakePlugin) StateChange(ctx context.Context, req *api.StateChangeEvent)
 func (f *fakePlugin) ValidateContainerAdjustment(ctx context.Context, req *api.ValidateContainerAdjustmentRequest) (*api.ValidateContainerAdjustmentResponse, error) {
 	return answer[api.ValidateContainerAdjustmentResponse](f, ctx, api.Event_VALIDATE_CONTAINER_ADJUSTMENT, req)
 }
-func (f *fakePlugin) RoleChange(context.Context, *api.RoleChangeRequest) (*api.Empty, error) {
+func (f *fakePlugin) RoleChange(ctx context.Context, req *api.RoleChangeRequest) (*api.Empty, error) {
+	if f.roleChange != nil {
+		return &api.Empty{}, f.roleChange(ctx, req)
+	}
 	return &api.Empty{}, nil
 }
 

@@ -316,7 +316,8 @@ func (g *registry) tell(ctx context.Context, sw *switchover) {
 		}
 	}
 	if err := g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, sw.from, "active"); err != nil {
-		p.shutdown(shutdownReasonFor(err), fmt.Sprintf("did not take the active role: %v", err), nil)
+		p.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED),
+			fmt.Sprintf("did not take the active role: %v", err), nil)
 	}
 }
 
@@ -434,16 +435,21 @@ func (g *registry) fail(p *plugin, start time.Time, err error) error {
 	return fmt.Errorf("plugin %s: %w", p.name(), err)
 }
 
-// syncFailureReason tells a plugin why joining failed. A stopping runtime
-// cancels every request, which is not the plugin's failure.
+// syncFailureReason tells a plugin why joining failed.
 func (g *registry) syncFailureReason(err error) api.ShutdownReason {
+	return g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED)
+}
+
+// failureReason tells a plugin why a request to it failed, or fallback. A
+// stopping runtime cancels every request, which is not the plugin's failure.
+func (g *registry) failureReason(err error, fallback api.ShutdownReason) api.ShutdownReason {
 	if g.r.ctx.Err() != nil || errors.Is(err, errStopped) {
 		return api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN
 	}
 	if reason := shutdownReasonFor(err); reason != api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED {
 		return reason
 	}
-	return api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED
+	return fallback
 }
 
 func (g *registry) recordHandover(p *plugin, outcome string, start time.Time, wait time.Duration) {
