@@ -130,6 +130,9 @@ func TestRegistrationTimeoutSendsShutdown(t *testing.T) {
 }
 
 func TestSplitSynchronization(t *testing.T) {
+	// One deadline covers the whole ~10 MiB round: generous, so that a
+	// loaded machine running the race detector never trips it.
+	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Minute)
 	rt := newFakeRuntime()
 	big := strings.Repeat("x", 2048)
 	rt.pods = []*api.PodSandbox{{Id: "pod-0"}}
