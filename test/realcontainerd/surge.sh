@@ -205,6 +205,19 @@ took_over() {
 	expect "$1: ready file appears" wait_for 30 test -f "$R/$1.ready"
 	expect "$1: synchronized as a takeover" has "$R/$1.log" '^EVENT Synchronize .* delta=false takeover=true$'
 }
+# surge LOOP NEW INSTANCE GENERATION VERSION OLD: while LOOP (started here)
+# keeps creating pods, NEW takes over from OLD, which is superseded. Sets
+# AT_START and AT_READY, the loop's pods before NEW started and before it
+# was ready, for want_loop.
+surge() {
+	local loop=$1 new=$2 id=$3 gen=$4 ver=$5 old=$6
+	start_loop "$loop"
+	AT_START=$(loop_count "$loop")
+	start_instance "$new" "$id" "$gen" "$ver"
+	took_over "$new"
+	AT_READY=$(loop_count "$loop")
+	superseded "$old"
+}
 # killed_in LABEL ROUND: LABEL held in ROUND is killed with SIGKILL, before
 # containerd gave up on it (it got no shutdown notice).
 killed_in() {
@@ -229,15 +242,10 @@ make_pods s1 uid-v1 first second
 
 # ---- 2. v2 surges in while pods keep being created ------------------------------
 step "2. v2 surges in"
-start_loop s2
-at_start=$(loop_count s2)
-start_instance v2 uid-v2 2 2.0.0
-took_over v2
-at_ready=$(loop_count s2)
-superseded v1
+surge s2 v2 uid-v2 2 2.0.0 v1
 stop_loop s2
 expect "v1: still up after the rollout" alive "${PID[v1]}"
-want_loop s2 uid-v1 uid-v2 "$at_start" "$at_ready"
+want_loop s2 uid-v1 uid-v2 "$AT_START" "$AT_READY"
 
 # ---- 3. every container: exactly one instance, the active one ------------------
 step "3. every container of steps 1 and 2"
@@ -250,12 +258,7 @@ step "4. rollback to v1's version as a new instance (generation 3)"
 kill -TERM "${PID[v1]}"
 expect "v1: ends when its pod is deleted" wait_for 10 gone "${PID[v1]}"
 unset "PID[v1]"
-start_loop s4
-at_start=$(loop_count s4)
-start_instance v3 uid-v3 3 1.0.0
-took_over v3
-at_ready=$(loop_count s4)
-superseded v2
+surge s4 v3 uid-v3 3 1.0.0 v2
 watch_ready v3
 # v2's container crashes; the kubelet restarts it in the same pod: same
 # instance id, same generation, twice.
@@ -274,7 +277,7 @@ stop_loop s4
 stop_watch
 expect "v3: ready throughout the restarts of v2, no flapping ($(wc -l <"$R/gaps-v3") gaps)" [ ! -s "$R/gaps-v3" ]
 still_serving v3
-want_loop s4 uid-v2 uid-v3 "$at_start" "$at_ready"
+want_loop s4 uid-v2 uid-v3 "$AT_START" "$AT_READY"
 check_list s4
 
 # ---- 5. kill -9 of a successor in the middle of its handover ---------------------------
@@ -339,14 +342,9 @@ for u in a b; do
 	PID[up-$u]=$!
 	expect "upstream-$u: registered and synchronized" wait_for 30 has "$R/up-$u.jsonl" '"ev":"Synchronize"'
 done
-start_loop s7
-at_start=$(loop_count s7)
-start_instance v5 uid-v5 5 2.2.0
-took_over v5
-at_ready=$(loop_count s7)
-superseded v4
+surge s7 v5 uid-v5 5 2.2.0 v4
 stop_loop s7
-want_loop s7 uid-v4 uid-v5 "$at_start" "$at_ready"
+want_loop s7 uid-v4 uid-v5 "$AT_START" "$AT_READY"
 check_list s7
 for u in a b; do
 	ok=0 bad=""
