@@ -42,7 +42,7 @@ summary() {
 install_packages() {
 	local need=() b
 	for b in runc:runc busybox:busybox-static /usr/lib/cni/bridge:containernetworking-plugins \
-		ip:iproute2 unshare:util-linux nsenter:util-linux; do
+		ip:iproute2 unshare:util-linux nsenter:util-linux pgrep:procps timeout:coreutils; do
 		command -v "${b%%:*}" >/dev/null 2>&1 || need+=("${b#*:}")
 	done
 	if [ ${#need[@]} -gt 0 ]; then

@@ -37,7 +37,7 @@ set -euo pipefail
 R=${R:-/tmp/nrh}
 LOOP_AFTER=${LOOP_AFTER:-5} # pods a loop creates after the event it waits for
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-CGROUP_PARENT=${CGROUP_PARENT:-/nrisurge}
+CGROUP_PARENT=/nrisurge-$(basename "$R") # one per scratch directory: clean-up kills what is in it
 # Long enough that the script kills a held plugin (step 5) before containerd
 # gives up on it; containerd's default is 2s.
 NRI_REQUEST_TIMEOUT=10s
