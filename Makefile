@@ -144,7 +144,7 @@ e2e-surge:
 # pkg/stub plugins against stock containerd v2.4.2 (run.sh, part A) and
 # containerd built unchanged on this module (surge.sh, part C). Needs root,
 # Debian's packages and the Go module proxy (skips with a message otherwise);
-# about 10 minutes cold, 2 warm, so it is not part of make test.
+# about 9 minutes cold, 1 warm; CI runs it after make test.
 e2e-containerd:
 	test/realcontainerd/e2e.sh
 

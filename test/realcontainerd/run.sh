@@ -24,7 +24,7 @@
 #   7. removes everything, stops containerd and checks that the plugins see
 #      the connection end.
 # It exits non-zero if any check fails. Needs root, Debian apt and the Go
-# module proxy. Not part of `make test`: too slow and too privileged for CI.
+# module proxy. `make e2e-containerd` (e2e.sh) runs it, then surge.sh.
 #
 # Usage: [R=/tmp/nrc] [NETNS_POD=1] [PREINST=1] [KEEP=1] [PLUGIN_ARGS=...] test/realcontainerd/run.sh
 # PLUGIN_ARGS adds plugin flags; PLUGIN_ARGS=-adjust=false must make it fail.
