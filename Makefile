@@ -137,18 +137,20 @@ check-standin:
 containerd-on-ours:
 	test/realcontainerd/build-containerd.sh
 
-# e2e-surge: containerd built on this module (containerd-on-ours), a handover
-# plugin rolled out with surge while pods keep being created (issue 11, part
-# C, steps 1-3). Needs root; seconds warm.
+# e2e-surge: containerd built on this module (containerd-on-ours) and a
+# handover plugin with real pods (issue 11, part C): surge, rollback, refused
+# restart, kill -9 mid-handover, containerd restart, upstream plugins beside.
+# Needs root.
 e2e-surge:
 	test/realcontainerd/surge.sh
 
-# e2e-containerd runs pkg/stub plugins (one pre-installed, one external)
-# against a real containerd v2.4.2, which embeds upstream NRI v0.12.3. Needs
-# root, Debian's packages and the Go module proxy; 5-6 minutes cold, so it is
-# not part of make test.
+# e2e-containerd runs both real-containerd suites (test/realcontainerd/e2e.sh):
+# pkg/stub plugins against stock containerd v2.4.2 (run.sh, part A) and
+# containerd built unchanged on this module (surge.sh, part C). Needs root,
+# Debian's packages and the Go module proxy (skips with a message otherwise);
+# about 9 minutes cold, 1 warm; CI runs it after make test.
 e2e-containerd:
-	test/realcontainerd/run.sh
+	test/realcontainerd/e2e.sh
 
 # check-deploy: deploy/daemonset.yaml decodes strictly into k8s.io/api types
 # and has every property a surging rollout needs (deploy/daemonset_test.go).

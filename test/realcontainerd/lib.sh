@@ -10,13 +10,15 @@ CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
 KEEP=${KEEP:-0} # 1: keep containerd's root and state (logs and binaries always stay)
 
 [ "$(id -u)" = 0 ] || { echo "$(basename "$0"): needs root" >&2; exit 2; }
+# A signal ends the script through its EXIT trap (the clean-up).
+trap 'exit 143' TERM
+trap 'exit 130' INT
 mkdir -p "$R"/{bin,root,state,nri,nri-plugins,nri-conf,runc-root,cni,podlogs,img}
 export PATH="$R/bin:$(go env GOROOT)/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 START=$SECONDS
 step() { echo "== [$((SECONDS - START))s] $*"; }
 
 FAILED=0
-pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; FAILED=$((FAILED + 1)); }
 # expect DESCRIPTION COMMAND...: a check that counts, not one that aborts.
 expect() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
@@ -40,7 +42,7 @@ summary() {
 install_packages() {
 	local need=() b
 	for b in runc:runc busybox:busybox-static /usr/lib/cni/bridge:containernetworking-plugins \
-		ip:iproute2 unshare:util-linux nsenter:util-linux; do
+		ip:iproute2 unshare:util-linux nsenter:util-linux pgrep:procps timeout:coreutils; do
 		command -v "${b%%:*}" >/dev/null 2>&1 || need+=("${b#*:}")
 	done
 	if [ ${#need[@]} -gt 0 ]; then
@@ -147,7 +149,7 @@ imports = []
   plugin_path = '$R/nri-plugins'
   plugin_config_path = '$R/nri-conf'
   plugin_registration_timeout = '5s'
-  plugin_request_timeout = '2s'
+  plugin_request_timeout = '${NRI_REQUEST_TIMEOUT:-2s}'
 [plugins.'io.containerd.cri.v1.images']
   snapshotter = 'overlayfs'
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
@@ -182,23 +184,21 @@ EOF
 cri() { crictl --config "$R/crictl.yaml" "$@"; }
 
 CTRD_PID=""
-# shim_pids: the runc shims serving our containerd, by the PIDs they record
-# in their bundles, kept only if their command line names our socket.
+# shim_pids: the runc shims serving our containerd: the processes whose
+# command line is a containerd shim's naming our socket (`-address`, unique
+# to $R). A shim that was starting when containerd died has no shim.pid in
+# its bundle yet, so the bundles are not enough.
 shim_pids() {
-	local f pid
-	for f in "$R"/state/io.containerd.runtime.v2.task/*/*/shim.pid; do
-		[ -f "$f" ] || continue
-		pid=$(cat "$f")
-		tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-address $R/containerd.sock" && echo "$pid"
-	done
-	return 0
+	pgrep -f -- "containerd-shim[^ ]* .*-address $R/containerd.sock( |\$)" || true
 }
+# remove_all_pods: through CRI, each call bounded (crictl's own timeout
+# covers a call, not a runtime that stopped answering).
 remove_all_pods() {
-	cri rm -af >/dev/null 2>&1 || true
+	timeout 60 crictl --config "$R/crictl.yaml" rm -af >/dev/null 2>&1 || true
 	local pods
-	pods=$(cri pods -q 2>/dev/null || true)
-	[ -z "$pods" ] || cri stopp $pods >/dev/null 2>&1 || true
-	cri rmp -af >/dev/null 2>&1 || true
+	pods=$(timeout 20 crictl --config "$R/crictl.yaml" pods -q 2>/dev/null || true)
+	[ -z "$pods" ] || timeout 60 crictl --config "$R/crictl.yaml" stopp $pods >/dev/null 2>&1 || true
+	timeout 60 crictl --config "$R/crictl.yaml" rmp -af >/dev/null 2>&1 || true
 }
 
 # start_containerd: containerd with NRI on, in its own network namespace
@@ -233,10 +233,18 @@ stop_containerd() {
 cleanup_runtime() {
 	set +e
 	local shims p
-	[ -S "$R/containerd.sock" ] && [ -n "$CTRD_PID" ] && remove_all_pods
+	# Through CRI only while containerd runs (a signal to the process group
+	# may have ended it already); what it leaves, the rest below removes.
+	[ -n "$CTRD_PID" ] && kill -0 "$CTRD_PID" 2>/dev/null && remove_all_pods
 	shims=$(shim_pids)
 	stop_containerd
 	for p in $shims; do kill -KILL "$p" 2>/dev/null; done
+	# Container processes left without their shim (containerd went away
+	# before it removed the pods) would keep their cgroups and mounts busy.
+	local procs
+	procs=$(find /sys/fs/cgroup/*"$CGROUP_PARENT" /sys/fs/cgroup"$CGROUP_PARENT" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u)
+	for p in $procs; do kill -KILL "$p" 2>/dev/null; done
+	for p in $procs; do wait_for 5 bash -c "! kill -0 $p 2>/dev/null"; done
 	mount | awk '{print $3}' | grep "^$R/" | sort -r | while read -r m; do umount -l "$m"; done
 	for d in /sys/fs/cgroup/*"$CGROUP_PARENT" /sys/fs/cgroup"$CGROUP_PARENT"; do
 		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
@@ -267,13 +275,12 @@ ctr_json() {
 EOF
 }
 # run_pod NAME NETWORK_MODE: creates and starts a pod with one container;
-# sets CTR_ID.
+# sets POD_ID and CTR_ID.
 run_pod() {
-	local pod
 	pod_json "$1" "$2"
 	ctr_json "$1"
-	pod=$(cri runp "$R/$1.pod.json")
-	CTR_ID=$(cri create "$pod" "$R/$1.ctr.json" "$R/$1.pod.json")
+	POD_ID=$(cri runp "$R/$1.pod.json")
+	CTR_ID=$(cri create "$POD_ID" "$R/$1.ctr.json" "$R/$1.pod.json")
 	cri start "$CTR_ID" >/dev/null
 }
 

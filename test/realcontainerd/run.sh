@@ -24,7 +24,7 @@
 #   7. removes everything, stops containerd and checks that the plugins see
 #      the connection end.
 # It exits non-zero if any check fails. Needs root, Debian apt and the Go
-# module proxy. Not part of `make test`: too slow and too privileged for CI.
+# module proxy. `make e2e-containerd` (e2e.sh) runs it, then surge.sh.
 #
 # Usage: [R=/tmp/nrc] [NETNS_POD=1] [PREINST=1] [KEEP=1] [PLUGIN_ARGS=...] test/realcontainerd/run.sh
 # PLUGIN_ARGS adds plugin flags; PLUGIN_ARGS=-adjust=false must make it fail.
@@ -35,7 +35,7 @@ NETNS_POD=${NETNS_POD:-1}
 PLUGIN_ARGS=${PLUGIN_ARGS:-}
 PREINST=${PREINST:-1}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-CGROUP_PARENT=/nrirealctrd
+CGROUP_PARENT=/nrirealctrd-$(basename "$R") # one per scratch directory: clean-up kills what is in it
 PLUGIN_NAME=realctrd                 # the external instance, 50-realctrd
 PREINST_NAME=preinst                 # the runtime-launched instance, 40-preinst
 # shellcheck source=lib.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The surge rollout of a handover plugin on a real containerd built on our
-# NRI (issue 11, part C; steps 1-3 so far):
+# Handover on a real containerd built, unchanged, on our NRI (issue 11,
+# part C), with real pods through crictl:
 #   1. v1 active: pods and containers created, each carries v1's adjustment
 #      (in its OCI spec, from crictl inspect, and in its process environment,
 #      from a log file of its own);
@@ -9,19 +9,38 @@
 #      and stays up, not ready;
 #   3. every container created during the run carries exactly one instance's
 #      adjustment, the one of the instance active at its creation; none
-#      failed, none is unadjusted.
-# The plugin (test/realcontainerd/plugin with -handover -instance-adjust) takes
-# its instance id and generation from the environment, as a DaemonSet pod gets
-# them from the downward API. containerd is built unchanged on this module by
-# build-containerd.sh. One line per check, then "N passed, N failed".
+#      failed, none is unadjusted (checked for every step's containers);
+#   4. rollback: v1's version as a new instance with a newer generation (v3)
+#      takes over; the superseded v2, restarted with its instance id as the
+#      kubelet would, is refused, twice, and v3 never stops being ready;
+#   5. kill -9 of a successor (v4) in the middle of its handover, during its
+#      full synchronization (outside the sync gate) and in its catch-up delta
+#      round (under the gate, after its synchronization, before the switch):
+#      v3 keeps serving throughout; then v4, restarted with the same instance
+#      id, takes over;
+#   6. containerd restarts with the plugins running: the active instance
+#      reconnects (-reconnect) and synchronizes as a fresh join; the
+#      superseded one does not come back; one instance of the plugin remains;
+#   7. two instances of an unmodified upstream v0.12.5 plugin (legacy, same
+#      name and index) next to ours, while ours hands over from v4 to v5:
+#      both get every event and adjust every container, as upstream NRI has it.
+# The plugin is test/realcontainerd/plugin (-handover -instance-adjust
+# -reconnect); it takes its instance id and generation from the environment,
+# as a DaemonSet pod gets them from the downward API. containerd is built by
+# build-containerd.sh; the upstream plugin (test/upstream/plugin) is built
+# with GOWORK=off against the released containerd/nri v0.12.5. One line per
+# check, then "N passed, N failed".
 #
 # Usage: [R=/tmp/nrh] [LOOP_AFTER=5] [KEEP=1] test/realcontainerd/surge.sh
 set -euo pipefail
 
 R=${R:-/tmp/nrh}
-LOOP_AFTER=${LOOP_AFTER:-5} # pods the loop creates after v2 is ready
+LOOP_AFTER=${LOOP_AFTER:-5} # pods a loop creates after the event it waits for
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-CGROUP_PARENT=/nrisurge
+CGROUP_PARENT=/nrisurge-$(basename "$R") # one per scratch directory: clean-up kills what is in it
+# Long enough that the script kills a held plugin (step 5) before containerd
+# gives up on it; containerd's default is 2s.
+NRI_REQUEST_TIMEOUT=10s
 # shellcheck source=lib.sh
 . "$REPO/test/realcontainerd/lib.sh"
 
@@ -30,24 +49,30 @@ install_packages
 install_crictl
 R=$R "$REPO/test/realcontainerd/build-containerd.sh" >"$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
 export PATH="$R/ours/bin:$PATH"
-tags=()
-# Where pkg/stub has the opt-in, the plugin must ask for handover with it.
-tags=()
-(cd "$REPO" && go build "${tags[@]}" -o "$R/bin/surge-plugin" ./test/realcontainerd/plugin)
+(cd "$REPO" && go build -o "$R/bin/surge-plugin" ./test/realcontainerd/plugin)
+# Upstream's plugin links the released containerd/nri: never in a workspace.
+(cd "$REPO" && GOWORK=off go build -o "$R/bin/upstream-plugin" ./test/upstream/plugin)
 containerd --version
 
 step "images and config"
 build_images
 write_config
-rm -f "$R"/nri-plugins/* "$R"/v*.log "$R"/v*.stderr "$R"/v*.ready "$R/loop.txt" "$R/loop.err" "$R/stop-loop" "$R/containers.txt"
+rm -rf "$R"/nri-plugins/* "$R"/v*.log "$R"/v*.stderr "$R"/v*.ready "$R"/up-*.jsonl "$R"/up-*.stderr \
+	"$R"/*.list "$R"/stop-* "$R"/hold-* "$R"/gaps-* "$R/loop.err" \
+	"$R"/*.pod.json "$R"/*.ctr.json "$R"/*.ctr.log "$R"/*.inspect.json "$R"/podlogs/*
 
 declare -A PID=()
 LOOP_PID=""
+WATCH_PID=""
 cleanup() {
 	set +e
 	[ -n "$LOOP_PID" ] && kill "$LOOP_PID" 2>/dev/null
+	[ -n "$WATCH_PID" ] && kill "$WATCH_PID" 2>/dev/null
 	local p
 	for p in "${PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${PID[@]}"; do
+		wait_for 5 bash -c "! kill -0 $p 2>/dev/null" || kill -KILL "$p" 2>/dev/null
+	done
 	cleanup_runtime
 }
 trap cleanup EXIT
@@ -56,100 +81,291 @@ step "start containerd (built on our NRI)"
 : >"$R/containerd.log"
 start_containerd
 
-# start_instance LABEL INSTANCE GENERATION: one instance of plugin 50-surge,
-# identity from the environment.
+# start_instance LABEL INSTANCE GENERATION VERSION [FLAGS...]: one instance of
+# plugin 50-surge, identity from the environment; output in $R/LABEL.log.
 start_instance() {
-	NRI_PLUGIN_INSTANCE_ID=$2 NRI_PLUGIN_GENERATION=$3 "$R/bin/surge-plugin" \
-		-socket "$R/nri/nri.sock" -name surge -idx 50 -handover -instance-adjust \
-		-ready-file "$R/$1.ready" >"$R/$1.log" 2>"$R/$1.stderr" &
-	PID[$1]=$!
+	local label=$1 id=$2 gen=$3 ver=$4
+	shift 4
+	NRI_PLUGIN_INSTANCE_ID=$id NRI_PLUGIN_GENERATION=$gen "$R/bin/surge-plugin" \
+		-socket "$R/nri/nri.sock" -name surge -idx 50 -handover -instance-adjust -reconnect \
+		-version "$ver" -ready-file "$R/$label.ready" "$@" >"$R/$label.log" 2>"$R/$label.stderr" &
+	PID[$label]=$!
 }
-has() { grep -qE "$2" "$1"; }
+has() { grep -qsE "$2" "$1"; }
 alive() { kill -0 "$1" 2>/dev/null; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+count() { grep -cE "$2" "$1" || true; }
 
-# ---- 1. v1 ------------------------------------------------------------------
-step "v1 active"
-start_instance v1 uid-v1 1
-expect "v1: ready file appears" wait_for 20 test -f "$R/v1.ready"
-expect "v1: registered with its identity from the environment" has "$R/v1.log" '^HANDOVER .* plugin=50-surge instance=uid-v1 generation=1 '
-for pod in first second; do
-	run_pod "$pod" 2
-	echo "$pod $CTR_ID" >>"$R/containers.txt"
-done
-
-# ---- 2. v2 surges in while pods keep being created ------------------------------
-# create_loop: pods loop-1, loop-2, ... until $R/stop-loop exists; a line
-# "NAME CONTAINER-ID" for each created, "NAME FAILED" for a failure.
+# The lists: one line "POD CONTAINER-ID POD-ID" per pod ("POD FAILED" when
+# its creation failed) in $R/NAME.list; WANT[POD] is the instance (a regex:
+# "a|b" when either may be right) that must have adjusted it.
+declare -A WANT=()
+# make_pods LIST INSTANCE POD...: host-network pods, one after the other.
+make_pods() {
+	local list=$1 want=$2 pod
+	shift 2
+	for pod in "$@"; do
+		run_pod "$pod" 2
+		echo "$pod $CTR_ID $POD_ID" >>"$R/$list.list"
+		WANT[$pod]=$want
+	done
+}
+# create_loop NAME: pods NAME-1, NAME-2, ... until $R/stop-NAME exists.
 create_loop() {
-	local i=0 pod ctr
-	while [ ! -e "$R/stop-loop" ]; do
+	local name=$1 i=0 pod ctr
+	while [ ! -e "$R/stop-$name" ]; do
 		i=$((i + 1))
-		pod_json "loop-$i" 2
-		ctr_json "loop-$i"
-		if pod=$(cri runp "$R/loop-$i.pod.json" 2>>"$R/loop.err") &&
-			ctr=$(cri create "$pod" "$R/loop-$i.ctr.json" "$R/loop-$i.pod.json" 2>>"$R/loop.err") &&
+		pod_json "$name-$i" 2
+		ctr_json "$name-$i"
+		if pod=$(cri runp "$R/$name-$i.pod.json" 2>>"$R/loop.err") &&
+			ctr=$(cri create "$pod" "$R/$name-$i.ctr.json" "$R/$name-$i.pod.json" 2>>"$R/loop.err") &&
 			cri start "$ctr" >/dev/null 2>>"$R/loop.err"; then
-			echo "loop-$i $ctr" >>"$R/loop.txt"
+			echo "$name-$i $ctr $pod" >>"$R/$name.list"
 		else
-			echo "loop-$i FAILED" >>"$R/loop.txt"
+			echo "$name-$i FAILED" >>"$R/$name.list"
 		fi
 	done
 }
-loop_count() { wc -l <"$R/loop.txt"; }
+loop_count() { wc -l <"$R/$1.list"; }
+# start_loop NAME: create_loop in the background, once it created 2 pods.
+start_loop() {
+	: >"$R/$1.list"
+	create_loop "$1" &
+	LOOP_PID=$!
+	wait_for 60 bash -c "[ \$(wc -l <'$R/$1.list') -ge 2 ]" || true
+}
+# loop_past NAME N: wait until the loop created more than N pods.
+loop_past() { wait_for 60 bash -c "[ \$(wc -l <'$R/$1.list') -gt $2 ]"; }
+# stop_loop NAME: after LOOP_AFTER more pods (each crictl call is bounded by
+# crictl's timeout, so is the wait).
+stop_loop() {
+	loop_past "$1" $(($(loop_count "$1") + LOOP_AFTER - 1)) || true
+	touch "$R/stop-$1"
+	wait "$LOOP_PID" || true
+	LOOP_PID=""
+}
+# want_loop NAME BEFORE AFTER AT_START AT_READY: loop pods created before
+# AT_START were BEFORE's, those started after AT_READY (the one in flight
+# when the successor turned ready may go either way) AFTER's.
+want_loop() {
+	local name=$1 before=$2 after=$3 at_start=$4 at_ready=$5 pod i
+	while read -r pod _; do
+		i=${pod##*-}
+		if [ "$i" -le "$at_start" ]; then WANT[$pod]=$before
+		elif [ "$i" -gt $((at_ready + 1)) ]; then WANT[$pod]=$after
+		else WANT[$pod]="$before|$after"; fi
+	done <"$R/$name.list"
+}
 
-step "v2 surges in"
-: >"$R/loop.txt"
-create_loop &
-LOOP_PID=$!
-wait_for 30 bash -c "[ \$(wc -l <'$R/loop.txt') -ge 2 ]" || true
-at_start=$(loop_count) # loop pods created before v2 started
-start_instance v2 uid-v2 2
-expect "v2: ready file appears" wait_for 30 test -f "$R/v2.ready"
-at_ready=$(loop_count)
-expect "v2: synchronized (a takeover)" has "$R/v2.log" '^EVENT Synchronize .*takeover=true$'
-expect "v1: told it is superseded" wait_for 10 has "$R/v1.log" 'SHUTDOWN_REASON_SUPERSEDED|^ROLE PLUGIN_ROLE_STANDBY'
-expect "v1: ready file gone" wait_for 10 bash -c "! test -f '$R/v1.ready'"
-expect "v1: process stays up" alive "${PID[v1]}"
-wait_for 60 bash -c "[ \$(wc -l <'$R/loop.txt') -ge $((at_ready + 1 + LOOP_AFTER)) ]" || true
-touch "$R/stop-loop"
-wait "$LOOP_PID" || true
-LOOP_PID=""
+# watch_ready LABEL: records in $R/gaps-LABEL every moment LABEL's ready file
+# is missing, until $R/stop-watch exists (a readinessProbe that never fails).
+watch_ready() {
+	rm -f "$R/stop-watch"
+	: >"$R/gaps-$1"
+	(while [ ! -e "$R/stop-watch" ]; do
+		[ -f "$R/$1.ready" ] || date +%T.%N >>"$R/gaps-$1"
+		sleep 0.05
+	done) &
+	WATCH_PID=$!
+}
+stop_watch() { touch "$R/stop-watch"; wait "$WATCH_PID" || true; WATCH_PID=""; }
+
+# adjusted_by POD: the instances that logged an adjustment for POD's container.
+adjusted_by() { cat "$R"/v*.log | sed -n "s/^ADJUST pod=$1 container=bb instance=\(.*\)$/\1/p" | sort | paste -sd' '; }
+# check_list NAME: every container of the list has its own log, was adjusted
+# by exactly one instance, the wanted one, which its OCI spec and its process
+# environment name.
+check_list() {
+	local n=0 pod ctr spec env by
+	while read -r pod ctr _; do
+		n=$((n + 1))
+		if [ "$ctr" = FAILED ]; then fail "$pod: container created"; continue; fi
+		wait_for 10 bash -c "crictl --config '$R/crictl.yaml' logs '$ctr' 2>/dev/null | grep -q '^env-listed$'" || true
+		cri logs "$ctr" >"$R/$pod.ctr.log" 2>&1 || true
+		cri inspect "$ctr" >"$R/$pod.inspect.json" 2>&1 || true
+		spec=$(sed -n 's/.*"nri-handover.test\/instance": *"\([^"]*\)".*/\1/p' "$R/$pod.inspect.json" | sort -u | paste -sd' ')
+		env=$(sed -n 's/^NRI_INSTANCE=//p' "$R/$pod.ctr.log" | paste -sd' ')
+		by=$(adjusted_by "$pod")
+		expect "$pod: adjusted by exactly one instance, ${WANT[$pod]:-?} ($by)" \
+			bash -c "[[ '$by' =~ ^(${WANT[$pod]:-none})$ ]]"
+		expect "$pod: OCI spec names it ($spec), the process has it in its own log ($env)" \
+			bash -c "[ '$spec' = '$by' ] && [ '$env' = '$by' ] && grep -qx 'pod=$pod' '$R/$pod.ctr.log' && [ \$(grep -c '^pod=' '$R/$pod.ctr.log') = 1 ]"
+	done <"$R/$1.list"
+	expect "$1: $n containers checked" [ "$n" -ge 1 ]
+}
+ready_gone() { ! test -f "$R/$1.ready"; }
+# superseded LABEL: LABEL was told, and stays up without being ready.
+superseded() {
+	expect "$1: told it is superseded" wait_for 10 has "$R/$1.log" 'reason=SHUTDOWN_REASON_SUPERSEDED'
+	expect "$1: ready file gone" wait_for 10 ready_gone "$1"
+	expect "$1: process stays up" alive "${PID[$1]}"
+}
+# took_over LABEL: LABEL became active in a takeover.
+took_over() {
+	expect "$1: ready file appears" wait_for 30 test -f "$R/$1.ready"
+	expect "$1: synchronized as a takeover" has "$R/$1.log" '^EVENT Synchronize .* delta=false takeover=true$'
+}
+# surge LOOP NEW INSTANCE GENERATION VERSION OLD: while LOOP (started here)
+# keeps creating pods, NEW takes over from OLD, which is superseded. Sets
+# AT_START and AT_READY, the loop's pods before NEW started and before it
+# was ready, for want_loop.
+surge() {
+	local loop=$1 new=$2 id=$3 gen=$4 ver=$5 old=$6
+	start_loop "$loop"
+	AT_START=$(loop_count "$loop")
+	start_instance "$new" "$id" "$gen" "$ver"
+	took_over "$new"
+	AT_READY=$(loop_count "$loop")
+	superseded "$old"
+}
+# killed_in LABEL ROUND: LABEL held in ROUND is killed with SIGKILL, before
+# containerd gave up on it (it got no shutdown notice).
+killed_in() {
+	kill -KILL "${PID[$1]}"
+	wait "${PID[$1]}" 2>/dev/null || true
+	unset "PID[$1]"
+	expect "$1: killed (-9) in its $2 round, before containerd gave up on it" \
+		bash -c "! grep -q ShutdownWithReason '$R/$1.log'"
+}
+# still_serving LABEL: LABEL is active and ready, never told otherwise.
+still_serving() {
+	expect "$1: still active and ready" bash -c "test -f '$R/$1.ready' && kill -0 ${PID[$1]}"
+	expect "$1: never told to stand by or shut down" bash -c "! grep -qE 'ROLE PLUGIN_ROLE_STANDBY|ShutdownWithReason|^EXIT' '$R/$1.log'"
+}
+
+# ---- 1. v1 ------------------------------------------------------------------
+step "1. v1 active"
+start_instance v1 uid-v1 1 1.0.0
+expect "v1: ready file appears" wait_for 20 test -f "$R/v1.ready"
+expect "v1: registered with its identity from the environment" has "$R/v1.log" '^HANDOVER available=true .* plugin=50-surge instance=uid-v1 generation=1 '
+make_pods s1 uid-v1 first second
+
+# ---- 2. v2 surges in while pods keep being created ------------------------------
+step "2. v2 surges in"
+surge s2 v2 uid-v2 2 2.0.0 v1
+stop_loop s2
 expect "v1: still up after the rollout" alive "${PID[v1]}"
-cat "$R/loop.txt" >>"$R/containers.txt"
+want_loop s2 uid-v1 uid-v2 "$AT_START" "$AT_READY"
 
 # ---- 3. every container: exactly one instance, the active one ------------------
-step "check every container"
-# adjusted_by POD: the instances that logged an adjustment for POD's container.
-adjusted_by() { cat "$R/v1.log" "$R/v2.log" | sed -n "s/^ADJUST pod=$1 container=bb instance=\(.*\)$/\1/p" | sort | tr '\n' ' '; }
-n=0
-while read -r pod ctr; do
-	n=$((n + 1))
-	if [ "$ctr" = FAILED ]; then fail "$pod: container created"; continue; fi
-	listed() { cri logs "$ctr" 2>/dev/null | grep -q '^env-listed$'; }
-	wait_for 10 listed || true
-	cri logs "$ctr" >"$R/$pod.ctr.log" 2>&1 || true
-	spec=$(cri inspect "$ctr" | sed -n 's/.*"nri-handover.test\/instance": *"\([^"]*\)".*/\1/p' | sort -u | tr '\n' ' ')
-	env=$(sed -n 's/^NRI_INSTANCE=//p' "$R/$pod.ctr.log" | tr '\n' ' ')
-	by=$(adjusted_by "$pod")
-	want=""
-	case "$pod" in
-	first | second) want="uid-v1 " ;;
-	loop-*)
-		# Before v2 started: v1. Started after v2 was ready (the one in
-		# flight when the ready file appeared may go either way): v2.
-		i=${pod#loop-}
-		if [ "$i" -le "$at_start" ]; then want="uid-v1 "; elif [ "$i" -gt $((at_ready + 1)) ]; then want="uid-v2 "; fi
-		;;
-	esac
-	expect "$pod: adjusted by exactly one instance ($by)" bash -c "[ '$by' = 'uid-v1 ' ] || [ '$by' = 'uid-v2 ' ]"
-	expect "$pod: OCI spec names that instance ($spec)" [ "$spec" = "$by" ]
-	expect "$pod: the process has it in its own log ($env)" [ "$env" = "$by" ]
-	if [ -n "$want" ]; then expect "$pod: by the active instance (${want% })" [ "$by" = "$want" ]; fi
-done <"$R/containers.txt"
-expect "containers checked: $n ($at_start loop pods before v2 started, $at_ready before it was ready)" [ "$n" -ge $((2 + at_ready + LOOP_AFTER)) ]
-for f in "$R/v1.stderr" "$R/v2.stderr"; do
-	expect "no panic in $(basename "$f")" bash -c "! grep -iE 'panic|fatal' '$f'"
+step "3. every container of steps 1 and 2"
+check_list s1
+check_list s2
+
+# ---- 4. rollback ------------------------------------------------------------------
+step "4. rollback to v1's version as a new instance (generation 3)"
+# The rollout finished: the kubelet deletes v1's pod.
+kill -TERM "${PID[v1]}"
+expect "v1: ends when its pod is deleted" wait_for 10 gone "${PID[v1]}"
+unset "PID[v1]"
+surge s4 v3 uid-v3 3 1.0.0 v2
+watch_ready v3
+# v2's container crashes; the kubelet restarts it in the same pod: same
+# instance id, same generation, twice.
+kill -KILL "${PID[v2]}"
+wait "${PID[v2]}" 2>/dev/null || true
+unset "PID[v2]"
+for attempt in 1 2; do
+	start_instance "v2r$attempt" uid-v2 2 2.0.0
+	expect "v2 restarted (attempt $attempt): registration refused" \
+		wait_for 20 has "$R/v2r$attempt.log" '^START-FAILED SHUTDOWN_REASON_REGISTRATION_REJECTED'
+	expect "v2 restarted (attempt $attempt): exits, no retry" wait_for 10 gone "${PID[v2r$attempt]}"
+	unset "PID[v2r$attempt]"
+done
+expect "containerd says why: v2 was superseded" has "$R/containerd.log" 'rejecting plugin registration.*uid-v2.*was superseded'
+stop_loop s4
+stop_watch
+expect "v3: ready throughout the restarts of v2, no flapping ($(wc -l <"$R/gaps-v3") gaps)" [ ! -s "$R/gaps-v3" ]
+still_serving v3
+want_loop s4 uid-v2 uid-v3 "$AT_START" "$AT_READY"
+check_list s4
+
+# ---- 5. kill -9 of a successor in the middle of its handover ---------------------------
+step "5. v4 killed in the middle of its handover, twice"
+watch_ready v3
+start_loop s5
+# 5a: in its full synchronization, which runs while v3 keeps serving.
+start_instance v4a uid-v4 4 2.1.0 -hold-sync "$R/hold-v4a"
+expect "v4 (1st run): holds in its full synchronization" wait_for 30 has "$R/v4a.log" '^HOLD round=full$'
+n=$(loop_count s5)
+expect "v3: pods keep being created while v4 synchronizes" loop_past s5 "$n"
+killed_in v4a full
+# 5b: in its catch-up round: v4 synchronized, a pod was created since, and
+# the runtime holds its sync gate to bring v4 up to date before the switch.
+start_instance v4b uid-v4 4 2.1.0 -hold-sync "$R/hold-v4b"
+expect "v4 (2nd run): holds in its full synchronization" wait_for 30 has "$R/v4b.log" '^HOLD round=full$'
+n=$(loop_count s5)
+expect "v3: a pod created after v4's snapshot" loop_past s5 "$n"
+touch "$R/hold-v4b.full"
+expect "v4 (2nd run): synchronized, holds in its delta round under the sync gate" wait_for 30 has "$R/v4b.log" '^HOLD round=delta$'
+killed_in v4b delta
+stop_loop s5
+stop_watch
+expect "v3: ready throughout both kills ($(wc -l <"$R/gaps-v3") gaps)" [ ! -s "$R/gaps-v3" ]
+still_serving v3
+while read -r pod _; do WANT[$pod]=uid-v3; done <"$R/s5.list"
+check_list s5
+# 5c: the kubelet restarts v4's container: same instance id; it was never
+# active, so nothing retired it.
+start_instance v4 uid-v4 4 2.1.0
+took_over v4
+superseded v3
+make_pods s5c uid-v4 after-v4
+check_list s5c
+
+# ---- 6. containerd restarts -------------------------------------------------------------------
+step "6. containerd restarts with the plugins running"
+make_pods s6 uid-v4 before-restart
+mark=$(wc -l <"$R/containerd.log")
+handovers=$(count "$R/v4.log" '^HANDOVER')
+stop_containerd
+expect "v4: connection gone, not ready" wait_for 10 ready_gone v4
+start_containerd
+expect "v4: reconnects" wait_for 60 bash -c "[ \$(grep -c '^HANDOVER' '$R/v4.log') -gt $handovers ]"
+expect "v4: reconnected after the runtime's shutdown or the lost connection" has "$R/v4.log" '^RECONNECT after='
+expect "v4: ready again" wait_for 30 test -f "$R/v4.ready"
+expect "v4: synchronized as a fresh join, with the pods that outlived the restart" \
+	bash -c "sed -n '/^RECONNECT/,\$p' '$R/v4.log' | grep -q '^EVENT Synchronize .* delta=false takeover=false$' &&
+		sed -n '/^RECONNECT/,\$p' '$R/v4.log' | grep -qx 'SYNC pod=before-restart'"
+expect "v3 (superseded): did not come back" bash -c "[ \$(grep -c '^HANDOVER' '$R/v3.log') = 1 ] && ! test -f '$R/v3.ready'"
+registered=$(tail -n +"$((mark + 1))" "$R/containerd.log" | grep -c 'plugin [^ ]*50-surge.* registered' || true)
+expect "containerd: one instance of 50-surge registered after the restart ($registered)" [ "$registered" = 1 ]
+make_pods s6 uid-v4 after-restart-1 after-restart-2
+check_list s6
+
+# ---- 7. upstream v0.12.5 plugins (legacy) next to ours ------------------------------------------
+step "7. two upstream v0.12.5 plugins (legacy, same name and index) next to ours"
+for u in a b; do
+	"$R/bin/upstream-plugin" -socket "$R/nri/nri.sock" -name upstream -idx 60 \
+		-annotate "nri-handover.test/upstream-$u=adjusted-by-upstream-$u" -record "$R/up-$u.jsonl" \
+		>/dev/null 2>"$R/up-$u.stderr" &
+	PID[up-$u]=$!
+	expect "upstream-$u: registered and synchronized" wait_for 30 has "$R/up-$u.jsonl" '"ev":"Synchronize"'
+done
+surge s7 v5 uid-v5 5 2.2.0 v4
+stop_loop s7
+want_loop s7 uid-v4 uid-v5 "$AT_START" "$AT_READY"
+check_list s7
+for u in a b; do
+	ok=0 bad=""
+	while read -r pod ctr podid; do
+		[ "$ctr" != FAILED ] || continue
+		for ev in "RunPodSandbox\",\"pod\":\"$podid\"" "CreateContainer\",\"pod\":\"$podid\",\"ctr\":\"$ctr\"" \
+			"StartContainer\",\"pod\":\"$podid\",\"ctr\":\"$ctr\""; do
+			[ "$(grep -cF "\"ev\":\"$ev" "$R/up-$u.jsonl")" = 1 ] || bad+=" $pod:${ev%%\"*}"
+		done
+		grep -qE "\"nri-handover\\.test/upstream-$u\": *\"adjusted-by-upstream-$u\"" "$R/$pod.inspect.json" || bad+=" $pod:annotation"
+		ok=$((ok + 1))
+	done <"$R/s7.list"
+	expect "upstream-$u: every event of the $ok pods exactly once, and its annotation in every container${bad:+ (missing:$bad)}" [ -z "$bad" ]
+	expect "upstream-$u: not disturbed by our handover (connected, no shutdown)" \
+		bash -c "kill -0 ${PID[up-$u]} && ! grep -qE '\"ev\":\"(Shutdown|Exit)\"' '$R/up-$u.jsonl'"
 done
 
-[ "$FAILED" = 0 ] || echo "== logs in $R: v1.log, v2.log, *.stderr, loop.txt, loop.err, containerd.log"
+for f in "$R"/v*.stderr "$R"/up-*.stderr; do
+	expect "no panic in $(basename "$f")" bash -c "! grep -iE 'panic|fatal' '$f'"
+done
+expect "containerd: no panic" bash -c "! grep -iE 'panic' '$R/containerd.log'"
+
+[ "$FAILED" = 0 ] || echo "== logs in $R: v*.log, up-*.jsonl, *.stderr, *.list, loop.err, containerd.log"
 summary
