@@ -79,6 +79,7 @@ check-deps:
 	hack/check-deps.sh
 
 test: vet verify-generate check-generate-negative check-wire check-deps check-standin test-go upstream-suite
+test: model
 
 test-go:
 	$(GO_TEST) ./...
@@ -145,6 +146,15 @@ e2e-surge:
 # not part of make test.
 e2e-containerd:
 	test/realcontainerd/run.sh
+
+# model checks the model of the handover protocol (hack/model/handover.pml)
+# with spin: safety, liveness and no deadlock in six bounded configurations,
+# then that each broken variant of the model fails (hack/model/check.sh).
+# Needs Debian's spin and gcc; about 35 s of CPU. MODEL_LARGE=1 adds larger
+# bounds (minutes).
+.PHONY: model
+model:
+	hack/model/check.sh
 
 FORCE:
 
