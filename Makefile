@@ -78,7 +78,7 @@ $(RPCCHECK): FORCE
 check-deps:
 	hack/check-deps.sh
 
-test: vet verify-generate check-generate-negative check-wire check-deps check-standin test-go upstream-suite check-deploy
+test: vet verify-generate check-generate-negative check-wire check-deps check-standin model test-go upstream-suite check-deploy
 
 test-go:
 	$(GO_TEST) ./...
@@ -161,6 +161,15 @@ e2e-containerd:
 .PHONY: check-deploy
 check-deploy:
 	cd deploy && GOWORK=off $(GO) test ./...
+
+# model checks the model of the handover protocol (hack/model/handover.pml)
+# with spin: safety, liveness and no deadlock in six bounded configurations,
+# then that each broken variant of the model fails (hack/model/check.sh).
+# Needs Debian's spin and gcc; about 35 s of CPU. MODEL_LARGE=1 adds larger
+# bounds (minutes).
+.PHONY: model
+model:
+	hack/model/check.sh
 
 FORCE:
 

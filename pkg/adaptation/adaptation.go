@@ -18,6 +18,11 @@
 // Every plugin connection is served by its own goroutines: a plugin that
 // hangs in registration delays nobody. Every runtime-initiated disconnect goes
 // through plugin.shutdown, which tells the plugin why before closing.
+//
+// Handover (handover.go) lets a new instance of a plugin supersede the running
+// one, which evicts it; by default only a process of the same user may
+// (supersede.go, WithSupersedePolicy). hack/model/handover.pml is a model of
+// the handover protocol that make model checks with spin.
 package adaptation
 
 import (

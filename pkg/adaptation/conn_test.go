@@ -109,8 +109,8 @@ func TestDeadlineConnLeavesReadsUnbounded(t *testing.T) {
 
 func TestDeadlineConnKeepsPeerCredentials(t *testing.T) {
 	local, _ := socketPair(t)
-	pid, err := peerPid(newDeadlineConn(local, getRequestTimeout))
-	if err != nil || pid != os.Getpid() {
-		t.Fatalf("peer pid %d, %v; want %d", pid, err, os.Getpid())
+	cred, err := peerCredentials(newDeadlineConn(local, getRequestTimeout))
+	if err != nil || cred.PID != os.Getpid() || cred.UID != os.Getuid() || cred.GID != os.Getgid() {
+		t.Fatalf("peer credentials %s, %v; want pid %d uid %d gid %d", cred, err, os.Getpid(), os.Getuid(), os.Getgid())
 	}
 }

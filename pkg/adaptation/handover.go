@@ -30,8 +30,10 @@ package adaptation
 //	    |                   |                       |
 //	    +--fails--> closed   +--lost--> closed       +--successor lost--> (re-sync) active
 //
-// Who may become a candidate is decided at registration (registry.place,
-// handoverPolicy.mayClaim); a newer candidate displaces a pending one.
+// Who may become a candidate is decided at registration (registry.place:
+// handoverPolicy.mayClaim, and registry.maySupersede, which asks the
+// SupersedePolicy about every instance the newcomer would evict); a newer
+// candidate displaces a pending one.
 
 import (
 	"context"

@@ -10,6 +10,7 @@ import (
 type handoverPolicy struct {
 	grace            time.Duration // how long a superseded instance stays as a standby
 	refuseDowngrades bool
+	supersede        SupersedePolicy // who may supersede whom (supersede.go); nil is SupersedeSameUID
 }
 
 // WithPluginHandover turns handover on (the default) or off. It applies only

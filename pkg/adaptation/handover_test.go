@@ -2,6 +2,7 @@ package adaptation
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ func (g *registry) optedIn(idx, base, id string, gen uint64, version string) *pl
 	p.setName(idx, base)
 	p.instance, p.generation, p.version = id, gen, version
 	p.features = []string{api.FeatureHandover, api.FeatureDeltaSync}
+	p.cred = PeerCredentials{PID: os.Getpid(), UID: os.Getuid(), GID: os.Getgid()}
 	_ = g.track(p)
 	return p
 }

@@ -10,16 +10,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerPid returns the pid of the process at the other end of a unix socket,
-// for logs.
-func peerPid(conn net.Conn) (int, error) {
+// peerCredentials returns the credentials of the process at the other end of
+// a unix socket (SO_PEERCRED): the kernel's record of who connected, taken
+// when the connection was made, which the peer cannot forge or change later.
+func peerCredentials(conn net.Conn) (PeerCredentials, error) {
 	uc, ok := conn.(syscall.Conn) // a *net.UnixConn, possibly wrapped (deadlineConn)
 	if !ok {
-		return 0, errors.New("not a unix socket")
+		return unknownPeer, errors.New("not a unix socket")
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return 0, err
+		return unknownPeer, err
 	}
 	var (
 		cred    *unix.Ucred
@@ -28,10 +29,10 @@ func peerPid(conn net.Conn) (int, error) {
 	if err := raw.Control(func(fd uintptr) {
 		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil {
-		return 0, err
+		return unknownPeer, err
 	}
 	if credErr != nil {
-		return 0, credErr
+		return unknownPeer, credErr
 	}
-	return int(cred.Pid), nil
+	return PeerCredentials{PID: int(cred.Pid), UID: int(cred.Uid), GID: int(cred.Gid)}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 )
 
-func peerPid(net.Conn) (int, error) {
-	return 0, errors.New("peer pid is not available on this platform")
+// peerCredentials is not implemented here: the credentials stay unknown, so
+// SupersedeSameUID refuses every takeover (see PeerCredentials).
+func peerCredentials(net.Conn) (PeerCredentials, error) {
+	return unknownPeer, errors.New("peer credentials are not available on this platform")
 }

@@ -69,7 +69,9 @@ type plugin struct {
 	rpcs   *ttrpc.Server
 	rpcl   net.Listener
 	served chan struct{} // closed when the runtime service stops serving
-	pid    int
+	// cred is who connected, read once when the connection was accepted
+	// (supersede.go); unknownPeer for builtin plugins.
+	cred PeerCredentials
 
 	// Process of a launched plugin.
 	cmd    *exec.Cmd
@@ -104,6 +106,7 @@ func (r *Adaptation) newPlugin(kind pluginKind) *plugin {
 		lostC:  make(chan struct{}),
 		doneC:  make(chan struct{}),
 		served: make(chan struct{}),
+		cred:   unknownPeer,
 		legacy: map[api.Event]bool{},
 		warned: map[api.Event]bool{},
 	}
@@ -123,7 +126,7 @@ func (p *plugin) name() string {
 	return p.fullName
 }
 
-// qualifiedName adds how the plugin is connected and its pid.
+// qualifiedName adds how the plugin is connected and its pid (0 if unknown).
 func (p *plugin) qualifiedName() string {
 	idx, base := p.idx, p.base
 	if idx == "" {
@@ -134,7 +137,7 @@ func (p *plugin) qualifiedName() string {
 	}
 	s := p.kind.String() + ":" + idx + "-" + base
 	if p.kind != kindBuiltin {
-		s += "[" + strconv.Itoa(p.pid) + "]"
+		s += "[" + strconv.Itoa(max(p.cred.PID, 0)) + "]"
 	}
 	return s
 }
@@ -218,8 +221,8 @@ func (p *plugin) connect(conn net.Conn) (retErr error) {
 
 	p.mux, p.rpcc, p.rpcs, p.rpcl = mux, rpcc, rpcs, rpcl
 	p.svc = api.NewPluginClient(rpcc)
-	if pid, err := peerPid(mux.Trunk()); err == nil {
-		p.pid = pid
+	if cred, err := peerCredentials(mux.Trunk()); err == nil {
+		p.cred = cred
 	}
 	return nil
 }

@@ -18,6 +18,9 @@ package adaptation
 //     same name and index (the upgrade path of today's plugins), and while it
 //     holds that name and index, such a plugin is refused: neither flapping
 //     nor two instances side by side.
+//
+// And whoever takes over must be allowed to evict whom it replaces: by
+// default a process of the same user (supersede.go).
 
 import (
 	"cmp"
@@ -171,7 +174,11 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		s = &slot{name: p.base}
 		g.named[p.base] = s
 	}
-	if err := g.policy.mayClaim(s, p); err != nil {
+	err = g.policy.mayClaim(s, p)
+	if err == nil {
+		err = g.maySupersede(s, p)
+	}
+	if err != nil {
 		if s.empty() {
 			delete(g.named, p.base)
 		}

@@ -62,6 +62,9 @@ type instSpec struct {
 	Record           string // default: a file of its own
 	Socket           string // default: the env's runtime
 	UnsolicitedBytes int64
+	// UID runs the process as that user and group (0: as the suite); see
+	// shareWith for the files it needs.
+	UID uint32
 }
 
 func (s instSpec) args() []string {
@@ -134,7 +137,15 @@ func startInstance(dir string, n int, spec instSpec, lastSeq uint64) *instance {
 	}
 	in := &instance{spec: spec, readyFile: filepath.Join(dir, label+".ready"), startedAfter: lastSeq}
 	args := append(spec.args(), "-ready-file="+in.readyFile)
-	proc, err := harness.StartProc("plugin "+label, bins.Plugin, args, GinkgoWriter)
+	var (
+		proc *harness.Proc
+		err  error
+	)
+	if spec.UID != 0 {
+		proc, err = harness.StartProcAs("plugin "+label, bins.Plugin, args, GinkgoWriter, spec.UID, spec.UID)
+	} else {
+		proc, err = harness.StartProc("plugin "+label, bins.Plugin, args, GinkgoWriter)
+	}
 	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	in.proc = proc
 	DeferCleanup(reap, proc)

@@ -21,7 +21,19 @@ type Proc struct {
 
 // StartProc starts bin with args; stdout and stderr go to out (may be nil).
 func StartProc(name, bin string, args []string, out io.Writer) (*Proc, error) {
+	return startCmd(name, exec.Command(bin, args...), out)
+}
+
+// StartProcAs is StartProc with the process running as user uid and group
+// gid (the caller must be allowed to switch to them, e.g. root). The binary
+// and every file the process uses must be accessible to that user.
+func StartProcAs(name, bin string, args []string, out io.Writer, uid, gid uint32) (*Proc, error) {
 	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+	return startCmd(name, cmd, out)
+}
+
+func startCmd(name string, cmd *exec.Cmd, out io.Writer) (*Proc, error) {
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)

@@ -1,0 +1,87 @@
+package handover_test
+
+import (
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/nri-handover/nri/pkg/adaptation"
+	"github.com/nri-handover/nri/test/plugins/record"
+)
+
+// nobody is the user the foreign successors run as.
+const nobody = 65534
+
+// shareWith lets plugin processes of another user use the env: run the
+// plugin binary, connect to the socket, and write their record and ready
+// files in the env's directory. Needs root.
+func (e *env) shareWith() {
+	if os.Geteuid() != 0 {
+		Skip("running plugins as another user needs root")
+	}
+	Expect(os.Chmod(filepath.Dir(bins.Plugin), 0o755)).To(Succeed())
+	Expect(os.Chmod(e.dir, 0o777)).To(Succeed())
+	Expect(os.Chmod(e.rt.SocketPath(), 0o666)).To(Succeed())
+}
+
+var _ = Describe("Who may supersede whom", Label("handover", "supersede"), func() {
+	It("refuses, by default, a successor running as another user: the active instance loses nothing", func() {
+		e := newEnv()
+		e.shareWith()
+		a := e.start(instSpec{Instance: "a", Generation: 1})
+		e.confirmActive(a, 1)
+		Expect(e.rt.Lifecycle(bg(), "pod0", "ctr0")).To(Succeed())
+
+		b := e.start(instSpec{Instance: "b", Generation: 2, UID: nobody})
+		Eventually(b.has(record.Shutdown, rejected)).Should(BeTrue(), records("foreign successor", b))
+		Expect(b.find(record.Shutdown)[0].Err).To(MatchRegexp(
+			`instance b generation 2 \(uid 65534\) may not supersede .* instance a generation 1 \(uid 0\)`))
+		Eventually(b.has(Exit, "is=rejected")).Should(BeTrue())
+		Expect(b.count(record.Synchronize)).To(BeZero(), "refused before it cost a synchronization")
+
+		mark := e.rt.LastSeq()
+		Expect(e.rt.Lifecycle(bg(), "pod1", "ctr1")).To(Succeed())
+		Expect(a.seqs()).To(ContainElements(seqsAfter(e.rt, mark)))
+		Expect(a.isActive()).To(BeTrue())
+		Expect(a.count(record.Shutdown)).To(BeZero())
+		Expect(b.events()).To(BeEmpty())
+		Expect(e.metrics.Outcomes("p")).To(ContainElement("rejected"))
+		expectExactlyOnce(e.collect(collectOpts{inOrder: true}))
+	})
+
+	It("lets a successor running as another user take over with SupersedeAnyPeer", func() {
+		e := newEnv(adaptation.WithSupersedePolicy(adaptation.SupersedeAnyPeer))
+		e.shareWith()
+		a := e.start(instSpec{Instance: "a", Generation: 1})
+		e.confirmActive(a, 1)
+		Expect(e.rt.Lifecycle(bg(), "pod0", "ctr0")).To(Succeed())
+
+		b := e.start(instSpec{Instance: "b", Generation: 2, UID: nobody})
+		e.confirmActive(b, 1)
+		Eventually(a.has(record.Shutdown, superseded, "succ=b")).Should(BeTrue())
+		Expect(e.rt.Lifecycle(bg(), "pod1", "ctr1")).To(Succeed())
+		Expect(b.seqs()).To(ContainElements(seqsAfter(e.rt, b.activeBy[0])))
+		v := expectExactlyOnce(e.collect(collectOpts{inOrder: true}))
+		Expect(v.Switches).To(Equal(1))
+	})
+
+	It("lets a successor of the same user take over by default, whichever user it is", func() {
+		e := newEnv()
+		e.shareWith()
+		a := e.start(instSpec{Instance: "a", Generation: 1, UID: nobody})
+		e.confirmActive(a, 1)
+		b := e.start(instSpec{Instance: "b", Generation: 2, UID: nobody})
+		e.confirmActive(b, 1)
+		Eventually(a.has(record.Shutdown, superseded, "succ=b")).Should(BeTrue())
+
+		By("and refuses root's instance as the successor of nobody's")
+		c := e.start(instSpec{Instance: "c", Generation: 3})
+		Eventually(c.has(record.Shutdown, rejected)).Should(BeTrue(), records("root successor", c))
+		Expect(c.find(record.Shutdown)[0].Err).To(MatchRegexp(
+			`instance c generation 3 \(uid 0\) may not supersede .* instance b generation 2 \(uid 65534\)`))
+		Expect(b.isActive()).To(BeTrue())
+		expectExactlyOnce(e.collect(collectOpts{inOrder: true}))
+	})
+})
