@@ -64,6 +64,7 @@ type plugin struct {
 
 	// Transport, nil for builtin plugins.
 	mux    multiplex.Mux
+	frames *multiplex.FrameLimit // small until the plugin registered
 	rpcc   *ttrpc.Client
 	rpcs   *ttrpc.Server
 	rpcl   net.Listener
@@ -168,7 +169,8 @@ func (p *plugin) beginClose() bool {
 // service and our ttrpc server for the runtime service share conn.
 func (p *plugin) connect(conn net.Conn) (retErr error) {
 	conn = newDeadlineConn(conn, getRequestTimeout) // see conn.go
-	mux := multiplex.Multiplex(conn, multiplex.WithBlockedRead())
+	p.frames = multiplex.NewFrameLimit(preRegistrationFrameLimit)
+	mux := multiplex.Multiplex(conn, multiplex.WithBlockedRead(), multiplex.WithFrameLimit(p.frames))
 	defer func() {
 		if retErr != nil {
 			mux.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/net/multiplex"
 )
 
 // runtimeService serves the Runtime service to one plugin connection.
@@ -26,6 +27,11 @@ func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPl
 	}
 	if err != nil {
 		p.r.log.Errorf(ctx, "rejecting plugin registration: %v", err)
+	} else if p.frames != nil {
+		// Admitted: the plugin may send what ttrpc allows. Raised before
+		// configuration starts and before the reply, so no answer of the
+		// plugin's can meet the small limit.
+		p.frames.Set(multiplex.MaxFrameSize)
 	}
 	select {
 	case p.regC <- err:
@@ -60,6 +66,9 @@ func (p *plugin) register(req *api.RegisterPluginRequest) error {
 		return fmt.Errorf("plugin %s is already registered", p.name())
 	}
 
+	if err := checkRegistration(req); err != nil {
+		return err
+	}
 	if p.kind == kindExternal {
 		if err := api.CheckPluginName(req.GetPluginName()); err != nil {
 			return fmt.Errorf("plugin registered with an invalid name: %w", err)

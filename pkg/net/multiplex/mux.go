@@ -80,6 +80,7 @@ type mux struct {
 	trunk   net.Conn
 	qlen    int
 	blocked bool
+	limit   *FrameLimit // nil: maxPayload
 
 	wmu  sync.Mutex // one write's frames go out back to back
 	wbuf []byte     // header and small payload, under wmu
@@ -237,10 +238,10 @@ func (m *mux) read() {
 		}
 		id := ConnID(binary.BigEndian.Uint32(hdr[0:4]))
 		size := binary.BigEndian.Uint32(hdr[4:8])
-		if size > maxPayload {
+		if limit := m.frameLimit(); int64(size) > int64(limit) {
 			// Never written by a conforming peer, and the framing has no
 			// marker to resynchronize on.
-			m.fail(fmt.Errorf("conn %d: frame payload %d bytes, maximum is %d", id, size, maxPayload))
+			m.fail(fmt.Errorf("conn %d: frame payload %d bytes, maximum is %d", id, size, limit))
 			return
 		}
 		payload := make([]byte, size)
@@ -262,6 +263,14 @@ func (m *mux) read() {
 			return
 		}
 	}
+}
+
+// frameLimit is the largest payload the reader accepts now.
+func (m *mux) frameLimit() int {
+	if m.limit == nil {
+		return maxPayload
+	}
+	return m.limit.Get()
 }
 
 // trunkError reports a closed trunk as io.EOF, like upstream.
