@@ -23,7 +23,7 @@ TEST_TIMEOUT ?= 10m
 GO_TEST      ?= $(GO) test $(RACE) -timeout $(TEST_TIMEOUT)
 
 .PHONY: all build generate verify-generate check-generate-negative check-wire check-deps test test-go test-unit \
-	test-integration vet bench soak demo e2e-containerd check-standin containerd-on-ours e2e-surge upstream-suite tools clean FORCE
+	test-integration vet bench soak fuzz demo e2e-containerd check-standin containerd-on-ours e2e-surge upstream-suite tools clean FORCE
 
 all: build
 
@@ -150,3 +150,20 @@ FORCE:
 
 clean:
 	rm -rf $(BIN)
+
+# fuzz runs each fuzz target for FUZZTIME (go test -fuzz takes one target of
+# one package at a time). Their seed corpora (f.Add and testdata/fuzz/) run
+# in every plain go test, so in make test. A failing input is written to the
+# package's testdata/fuzz/<target>/: commit it with the fix.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./pkg/adaptation:FuzzRegisterPlugin \
+	./pkg/adaptation:FuzzMergeResults \
+	./pkg/stub:FuzzSyncReassembly \
+	./pkg/net/multiplex:FuzzMuxRead
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
