@@ -114,12 +114,14 @@ bench:
 # printed; NRI_HANDOVER_SEED replays a run), killed instances replaced by new
 # ones. It prints the counts of each half (events, owned, duplicates, lost
 # in flight, absent inside the documented window, losses outside it) and
-# fails on any duplicate or loss outside the window. make test runs the same
+# fails on any duplicate or loss outside the window (go test runs in the
+# package's directory so that the counts are shown). make test runs the same
 # suite by count (NRI_SOAK_HANDOVERS, 20 handovers).
 SOAK_DURATION ?= 10m
 SOAK_TIMEOUT  ?= 60m
 soak:
-	NRI_SOAK_DURATION=$(SOAK_DURATION) $(GO) test $(RACE) -count=1 -timeout $(SOAK_TIMEOUT) ./test/handover/ -args -ginkgo.label-filter=exactly-once
+	cd test/handover && NRI_SOAK_DURATION=$(SOAK_DURATION) $(GO) test $(RACE) -count=1 -timeout $(SOAK_TIMEOUT) \
+		-args -ginkgo.label-filter=exactly-once -ginkgo.no-color
 
 # demo builds everything and rolls the example plugin (examples/annotator) out
 # and back on an in-memory runtime that keeps creating containers: first as
