@@ -110,33 +110,7 @@ func fuzzMergeSeeds() [][3]proto.Message {
 			Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: mem}}, Cpu: &api.LinuxCPU{Cpus: cpus},
 		}}}
 	}
-	full := &api.ContainerAdjustment{
-		Annotations: map[string]string{"a": "1", "-orig": ""},
-		Mounts:      []*api.Mount{{Destination: "/a", Source: "/s"}, {Destination: "-/orig"}},
-		Env:         []*api.KeyValue{{Key: "A", Value: "1"}, {Key: "-HOME"}},
-		Args:        []string{"run"},
-		Hooks:       &api.Hooks{Prestart: []*api.Hook{{Path: "/bin/a"}}},
-		Rlimits:     []*api.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 10, Soft: 5}},
-		CDIDevices:  []*api.CDIDevice{{Name: "vendor.com/gpu=0"}},
-		Linux: &api.LinuxContainerAdjustment{
-			Devices: []*api.LinuxDevice{{Path: "/dev/a", Type: "c", Major: 1, Minor: 2}},
-			Resources: &api.LinuxResources{
-				Memory:         &api.LinuxMemory{Limit: &api.OptionalInt64{Value: 1 << 20}},
-				Cpu:            &api.LinuxCPU{Cpus: "0-1", Shares: &api.OptionalUInt64{Value: 2}},
-				HugepageLimits: []*api.HugepageLimit{{PageSize: "2MB", Limit: 4}},
-				Unified:        map[string]string{"memory.high": "100"},
-				BlockioClass:   &api.OptionalString{Value: "slow"},
-				RdtClass:       &api.OptionalString{Value: "gold"},
-				Pids:           &api.LinuxPids{Limit: 64},
-			},
-			CgroupsPath: "/a.slice",
-			OomScoreAdj: &api.OptionalInt{Value: 500},
-			Sysctl:      map[string]string{"net.a": "1", "net.b": "2"},
-			NetDevices:  map[string]*api.LinuxNetDevice{"eth1": {Name: "net1"}},
-			Namespaces:  []*api.LinuxNamespace{{Type: "network", Path: "/var/run/netns/a"}},
-			Rdt:         &api.LinuxRdt{ClosId: &api.OptionalString{Value: "c"}},
-		},
-	}
+	full, other := disjointAdjustments()
 	clash := &api.ContainerAdjustment{
 		Annotations: map[string]string{"a": "2", "b": "2"},
 		Env:         []*api.KeyValue{{Key: "A", Value: "2"}},
@@ -157,6 +131,7 @@ func fuzzMergeSeeds() [][3]proto.Message {
 		},
 	}
 	return [][3]proto.Message{
+		{adj(full), adj(other), adj(clash)},
 		{adj(full), adj(clash), adj(remove)},
 		{adj(full), adj(remove), adj(clash)},
 		{&api.CreateContainerResponse{Update: []*api.ContainerUpdate{res("ctr1", 1<<20, "0")}},

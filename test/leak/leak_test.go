@@ -199,6 +199,16 @@ func (p *plugin) waitReady(t *testing.T) {
 	}
 }
 
+// running starts an instance and waits until it is ready (active, for one
+// that hands over).
+func running(t *testing.T, sock string, k int, handover bool) *plugin {
+	t.Helper()
+	p := newPlugin(t, sock, k, handover)
+	p.start(t)
+	p.waitReady(t)
+	return p
+}
+
 func (p *plugin) stop() {
 	p.Stop()
 	p.Wait()
@@ -237,21 +247,16 @@ func TestConnectRegisterDisconnectCycles(t *testing.T) {
 	rg, gsock := startAdaptation(t, dir, "grace", adaptation.WithStandbyGrace(time.Hour))
 	defer rg.Stop()
 
-	kinds := []func(int){
+	var kinds []func(int)
+	kinds = []func(int){
 		func(k int) { // plain
-			a := newPlugin(t, sock, k, false)
-			a.start(t)
-			a.waitReady(t)
+			a := running(t, sock, k, false)
 			event(t, r, k)
 			a.stop()
 		},
 		func(k int) { // superseded
-			a := newPlugin(t, sock, k, true)
-			a.start(t)
-			a.waitReady(t)
-			b := newPlugin(t, sock, k, true)
-			b.start(t)
-			b.waitReady(t)
+			a := running(t, sock, k, true)
+			b := running(t, sock, k, true)
 			event(t, r, k)
 			if a.Ready() {
 				t.Fatal("superseded instance still ready")
@@ -260,9 +265,7 @@ func TestConnectRegisterDisconnectCycles(t *testing.T) {
 			b.stop()
 		},
 		func(k int) { // displaced
-			a := newPlugin(t, sock, k, true)
-			a.start(t)
-			a.waitReady(t)
+			a := running(t, sock, k, true)
 			b := newPlugin(t, sock, k, true)
 			b.block, b.entered = make(chan struct{}), make(chan struct{})
 			b.start(t)
@@ -281,14 +284,10 @@ func TestConnectRegisterDisconnectCycles(t *testing.T) {
 			c.stop()
 		},
 		func(k int) { // standby
-			a := newPlugin(t, gsock, k, true)
-			a.start(t)
-			a.waitReady(t)
-			b := newPlugin(t, gsock, k, true)
-			b.start(t)
-			b.waitReady(t)
+			a := running(t, gsock, k, true)
+			b := running(t, gsock, k, true)
 			eventually(t, "a standby", func() bool { return a.Role() == api.PluginRole_PLUGIN_ROLE_STANDBY })
-			if k%2 == 0 {
+			if (k/len(kinds))%2 == 0 {
 				b.stop()
 				a.waitReady(t) // reactivated
 				event(t, rg, k)
