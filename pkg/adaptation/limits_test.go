@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nri-handover/nri/api"
 )
@@ -69,6 +70,8 @@ func TestRegistrationLimits(t *testing.T) {
 // (issue 10 finding 8: 32 such connections cost 131 MiB until the
 // registration timeout).
 func TestLargeFrameBeforeRegistration(t *testing.T) {
+	// The connection must be closed for the frame, not at the timeout.
+	withTimeouts(t, time.Hour, DefaultPluginRequestTimeout)
 	r, sock := startRuntime(t, newFakeRuntime())
 	defer r.Stop()
 	conn, err := net.Dial("unix", sock)
