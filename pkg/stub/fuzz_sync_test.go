@@ -48,13 +48,17 @@ func FuzzSyncReassembly(f *testing.F) {
 	f.Add([]byte{0x15, 0x15, 0x15, 0x15, 0x15, 0x15, 0x15, 0x15, 0x05, 0x25})
 	f.Add([]byte{0x10, 0x10, 0x10})
 
+	// One stub for all inputs (a fuzzing worker runs them one at a time),
+	// a fresh session and record for each.
+	rec := &roundRecorder{}
+	st, err := New(rec, WithPluginName("fuzz"), WithPluginIdx("10"), quiet)
+	if err != nil {
+		f.Fatal(err)
+	}
+	s := st.(*stub)
+
 	f.Fuzz(func(t *testing.T, msgs []byte) {
-		rec := &roundRecorder{}
-		st, err := New(rec, WithPluginName("fuzz"), WithPluginIdx("10"), quiet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := st.(*stub)
+		rec.rounds = nil
 		sess := &session{}
 		s.cur = sess
 		v := &service{s: s, sess: sess}
