@@ -280,7 +280,11 @@ func checkExactlyOnce(in runInput) *verdict {
 				bad("events went back from %s to the older %s at seq %d", name(prevOwner), name(r.owner), r.from)
 			}
 			if r.owner > prevOwner && k > 0 && runs[k-1].owner == prevOwner && react[prevOwner] == 0 {
-				if pred, ok := takeoverOf(in.Instances[r.owner]); ok && pred != in.Instances[prevOwner].ID {
+				// A standby reactivated when prevOwner died may have been
+				// superseded before it handled an event: then it is the
+				// predecessor, with no run of its own in between.
+				if pred, ok := takeoverOf(in.Instances[r.owner]); ok && pred != in.Instances[prevOwner].ID &&
+					!(in.Instances[prevOwner].Died && reactivated(in, react, pred)) {
 					bad("%s took over from %s at seq %d, but its Synchronize named %q as its predecessor",
 						name(r.owner), name(prevOwner), r.from, pred)
 				}
@@ -399,6 +403,17 @@ func succeededByDead(in runInput, i int) bool {
 
 // takeoverOf returns the predecessor named in an instance's first full
 // synchronization, if it named one.
+// reactivated tells whether the instance called id was re-synchronized as
+// a reactivated standby.
+func reactivated(in runInput, react []int, id string) bool {
+	for i, inst := range in.Instances {
+		if inst.ID == id {
+			return react[i] > 0
+		}
+	}
+	return false
+}
+
 func takeoverOf(inst instRecord) (string, bool) {
 	for _, l := range inst.Lines {
 		if l.Ev != record.Synchronize {
