@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
+
+	"github.com/nri-handover/nri/api"
 )
 
 // Limits on what a peer may make the runtime keep or allocate. Anyone who can
@@ -26,22 +28,25 @@ const (
 	maxUnregisteredMessage = 64 << 10
 )
 
-// checkRegistrationLimits refuses a registration whose fields exceed the limits.
-func checkRegistrationLimits(name, version, instance string, features []string) error {
+// checkRegistration refuses a registration whose fields exceed the limits.
+func checkRegistration(req *api.RegisterPluginRequest) error {
+	name := req.GetPluginName()
 	for _, f := range []struct {
 		what  string
 		value string
 		limit int
 	}{
 		{"name", name, maxPluginNameLen},
-		{"version", version, maxPluginVersionLen},
-		{"instance id", instance, maxInstanceIDLen},
+		{"version", req.GetPluginVersion(), maxPluginVersionLen},
+		{"NRI version", req.GetNRIVersion(), maxPluginVersionLen},
+		{"instance id", req.GetInstanceId(), maxInstanceIDLen},
 	} {
 		if len(f.value) > f.limit {
 			return fmt.Errorf("plugin %.32q registered with a %s of %d bytes, at most %d are allowed",
 				name, f.what, len(f.value), f.limit)
 		}
 	}
+	features := req.GetFeatures()
 	if len(features) > maxFeatures {
 		return fmt.Errorf("plugin %.32q asks for %d features, at most %d are allowed", name, len(features), maxFeatures)
 	}

@@ -30,6 +30,7 @@ func TestRegistrationLimits(t *testing.T) {
 	}{
 		{"name", func(q *api.RegisterPluginRequest) { q.PluginName = long(maxPluginNameLen + 1) }, "name of 129 bytes"},
 		{"version", func(q *api.RegisterPluginRequest) { q.PluginVersion = long(10 << 10) }, "version of 10240 bytes"},
+		{"NRI version", func(q *api.RegisterPluginRequest) { q.NRIVersion = long(maxPluginVersionLen + 1) }, "NRI version of 129 bytes"},
 		{"instance", func(q *api.RegisterPluginRequest) { q.InstanceId = long(maxInstanceIDLen + 1) }, "instance id of 129 bytes"},
 		{"features", func(q *api.RegisterPluginRequest) { q.Features = make([]string, maxFeatures+1) }, "17 features"},
 		{"feature", func(q *api.RegisterPluginRequest) { q.Features = []string{long(maxFeatureLen + 1)} }, "feature of 65 bytes"},

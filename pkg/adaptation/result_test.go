@@ -39,11 +39,10 @@ func adjusted(adj *api.ContainerAdjustment) *api.CreateContainerResponse {
 	return &api.CreateContainerResponse{Adjust: adj}
 }
 
-func TestResultMergesDisjointAdjustments(t *testing.T) {
-	req := newCreateRequest()
-	r := collectCreateContainerResult(req)
-
-	a := &api.ContainerAdjustment{
+// disjointAdjustments are two adjustments that set every kind of field
+// between them and none of the same (FuzzMergeResults starts from them too).
+func disjointAdjustments() (a, b *api.ContainerAdjustment) {
+	a = &api.ContainerAdjustment{
 		Annotations: map[string]string{"a": "x"},
 		Mounts:      []*api.Mount{{Destination: "/a", Source: "/srv/a"}},
 		Env:         []*api.KeyValue{{Key: "A", Value: "1"}},
@@ -69,7 +68,7 @@ func TestResultMergesDisjointAdjustments(t *testing.T) {
 			Namespaces:  []*api.LinuxNamespace{{Type: "network", Path: "/var/run/netns/a"}},
 		},
 	}
-	b := &api.ContainerAdjustment{
+	b = &api.ContainerAdjustment{
 		Annotations: map[string]string{"b": "y"},
 		Env:         []*api.KeyValue{{Key: "B", Value: "2"}},
 		Hooks:       &api.Hooks{Poststop: []*api.Hook{{Path: "/bin/b"}}},
@@ -86,6 +85,14 @@ func TestResultMergesDisjointAdjustments(t *testing.T) {
 			Rdt:           &api.LinuxRdt{ClosId: &api.OptionalString{Value: "c1"}},
 		},
 	}
+	return a, b
+}
+
+func TestResultMergesDisjointAdjustments(t *testing.T) {
+	req := newCreateRequest()
+	r := collectCreateContainerResult(req)
+
+	a, b := disjointAdjustments()
 	applyAll(t, r, adjusted(a), adjusted(b))
 
 	rpl := r.createContainerResponse()

@@ -60,7 +60,7 @@ func (p *plugin) register(req *api.RegisterPluginRequest) error {
 		return fmt.Errorf("plugin %s is already registered", p.name())
 	}
 
-	if err := checkRegistrationLimits(req.GetPluginName(), req.GetPluginVersion(), req.GetInstanceId(), req.GetFeatures()); err != nil {
+	if err := checkRegistration(req); err != nil {
 		return err
 	}
 	if p.kind == kindExternal {

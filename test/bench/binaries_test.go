@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // binaries are built once per test binary, on first use.
@@ -22,10 +24,19 @@ var (
 	buildDir  string
 )
 
+// TestMain removes the binaries built for the run and fails it if a
+// benchmark left a goroutine behind (they start runtimes, plugins and
+// adaptations and stop them).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

@@ -138,6 +138,34 @@ var _ = Describe("The exactly-once checker", Label("checker"), func() {
 		Expect(v.Switches).To(Equal(2))
 	})
 
+	It("accepts a successor taking over from a reactivated standby that had handled nothing yet", func() {
+		// As reactivationRun, but C takes over from the reactivated A
+		// before A handled an event: owners go from B straight to C, and
+		// C names A as its predecessor.
+		in := reactivationRun()
+		a := &in.Instances[0]
+		c := instRecord{ID: "C", StartedAfter: 15, ActiveBy: []uint64{16}, Lines: []record.Line{
+			{Ev: record.Synchronize, Detail: "kind=full;pred=A"},
+			{Ev: record.RoleChange, Detail: "role=ACTIVE"},
+		}}
+		for s := uint64(16); s <= 20; s++ {
+			a.Lines = withoutSeq(a.Lines, s)
+			in.Sends = withoutSend(in.Sends, 1, s)
+			c.Lines = append(c.Lines, evLine(s))
+			in.Sends = append(in.Sends, wireSend{Conn: 3, Method: "RunPodSandbox", Seq: s, Done: true})
+		}
+		a.ActiveBy = a.ActiveBy[:1]
+		a.Lines = append(a.Lines, record.Line{Ev: record.RoleChange, Detail: "role=STANDBY;peer=C"})
+		in.Instances = append(in.Instances, c)
+		v := checkExactlyOnce(in)
+		Expect(v.Violations).To(BeEmpty(), v.String())
+
+		By("but not when C names an instance that was never reactivated")
+		in.Instances[2].Lines[0].Detail = "kind=full;pred=X"
+		v = checkExactlyOnce(in)
+		Expect(v.Violations).To(ContainElement(ContainSubstring(`named "X" as its predecessor`)), v.String())
+	})
+
 	DescribeTable("rejects a corrupted run",
 		func(corrupt func(*runInput), want string) {
 			in := synthRun()

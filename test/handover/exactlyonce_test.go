@@ -2,6 +2,7 @@ package handover_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -25,7 +26,10 @@ import (
 // one instance, the active one, and that events went without an instance
 // only in the documented window.
 //
-//	NRI_SOAK_HANDOVERS  handovers to complete (default 20; `make soak` sets 200)
+//	NRI_SOAK_HANDOVERS  handovers to complete (default 20)
+//	NRI_SOAK_DURATION   run by time instead (`make soak` sets 10m): each of
+//	                    the two policies hands over for half of it, and the
+//	                    counts are printed at the end
 //	NRI_HANDOVER_SEED   seed of the kill plan (default: random, printed)
 
 func handoverCount() int {
@@ -33,6 +37,15 @@ func handoverCount() int {
 		return n
 	}
 	return 20
+}
+
+// soakDuration is NRI_SOAK_DURATION, zero when unset.
+func soakDuration() time.Duration {
+	d, err := time.ParseDuration(os.Getenv("NRI_SOAK_DURATION"))
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
 }
 
 func handoverSeed() uint64 {
@@ -229,6 +242,36 @@ func (d *driver) summary() string {
 		d.completed, d.attempts, strings.Join(plans, " "), strings.Join(d.journal, "\n"))
 }
 
+// soakCounts summarizes a soak run: what happened to every event, with the
+// violations sorted into duplicates (an event handled by or sent to more
+// than one instance), losses outside the documented window (events nobody
+// handled while no instance had died, or a dying instance's missing event
+// that was not its last) and the rest.
+func soakCounts(policy string, dur time.Duration, d *driver, v *verdict) string {
+	var dups, losses, other int
+	for _, s := range v.Violations {
+		switch {
+		case strings.Contains(s, "was handled by"), strings.Contains(s, "twice"), strings.Contains(s, "connections ["):
+			dups++
+		case strings.Contains(s, "no active instance"), strings.Contains(s, "before any instance was active"),
+			strings.Contains(s, "missed seq"), strings.Contains(s, "has no record of it"):
+			losses++
+		default:
+			other++
+		}
+	}
+	var plans []string
+	for p, n := range d.plans {
+		plans = append(plans, fmt.Sprintf("%s=%d", p, n))
+	}
+	slices.Sort(plans)
+	return fmt.Sprintf("soak (%s, %v): %d handovers completed in %d attempts (kill plans: %s); %d events: %d owned, "+
+		"%d duplicates, %d lost to an instance killed with them in flight, %d absent inside the documented window "+
+		"(%d gaps), %d losses outside it, %d other violations; %d switches of owner",
+		policy, dur, d.completed, d.attempts, strings.Join(plans, " "), v.Events, v.Owned,
+		dups, v.Lost, v.Absent, len(v.Gaps), losses, other, v.Switches)
+}
+
 // withDuplicate returns a copy of a run in which one event an instance
 // handled was also handled by another one.
 func withDuplicate(in runInput, rng *rand.Rand) runInput {
@@ -255,10 +298,14 @@ var _ = Describe("Exactly-once event ownership", Label("exactly-once"), func() {
 
 	DescribeTable("a stream of events through consecutive rollouts and rollbacks with kill -9 injected",
 		func(grace bool) {
-			n, seed := handoverCount(), handoverSeed()
+			n, seed, soak := handoverCount(), handoverSeed(), soakDuration()/2
 			By(fmt.Sprintf("seed %d (rerun with NRI_HANDOVER_SEED=%d), %d handovers", seed, seed, n))
 			AddReportEntry("seed", seed)
-			fmt.Fprintf(GinkgoWriter, "exactly-once: NRI_HANDOVER_SEED=%d NRI_SOAK_HANDOVERS=%d\n", seed, n)
+			fmt.Fprintf(GinkgoWriter, "exactly-once: NRI_HANDOVER_SEED=%d NRI_SOAK_HANDOVERS=%d NRI_SOAK_DURATION=%v\n", seed, n, 2*soak)
+			maxEvents := 4000 * n
+			if soak > 0 {
+				maxEvents = math.MaxInt32
+			}
 
 			var opts []adaptation.Option
 			if grace {
@@ -267,13 +314,21 @@ var _ = Describe("Exactly-once event ownership", Label("exactly-once"), func() {
 			e := newEnv(opts...)
 			d := newDriver(e, seed, grace)
 			d.first()
-			s := startStream(e.rt, "s", 4000*n)
+			s := startStream(e.rt, "s", maxEvents)
 			DeferCleanup(s.stop)
 			e.waitEvents(50)
 
-			for d.completed < n && d.attempts < 3*n+10 {
+			more := func() bool { return d.completed < n && d.attempts < 3*n+10 }
+			if soak > 0 {
+				deadline := time.Now().Add(soak)
+				more = func() bool { return time.Now().Before(deadline) }
+			}
+			for more() {
 				d.step()
 				Expect(s.running()).To(BeTrue(), func() string { return fmt.Sprintf("the event stream stopped early: %v", s.stop()) })
+			}
+			if soak > 0 {
+				n = max(1, d.completed)
 			}
 			e.waitEvents(50)
 			Expect(s.stop()).To(Succeed())
@@ -284,6 +339,12 @@ var _ = Describe("Exactly-once event ownership", Label("exactly-once"), func() {
 			v := checkExactlyOnce(in)
 			AddReportEntry("exactly-once verdict", v.String())
 			fmt.Fprintf(GinkgoWriter, "exactly-once (seed %d): %s\n", seed, v)
+			if soak > 0 {
+				policy := map[bool]string{false: "default policy", true: "standby grace"}[grace]
+				counts := soakCounts(policy, soak, d, v)
+				AddReportEntry("soak counts", counts)
+				fmt.Println(counts)
+			}
 			Expect(v.Violations).To(BeEmpty(), "seed %d\n%s\n%s", seed, v, d.summary())
 			// A successor that dies right at its switch owns no event: not
 			// every completed handover shows as a change of owner.

@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"go.uber.org/goleak"
 )
 
 // peerPath is the wirepeer binary built for this run.
@@ -17,6 +18,15 @@ func TestWire(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Wire compatibility with upstream NRI v0.12.5")
 }
+
+// Every spec runs the upstream peer as a process; none may leave a
+// goroutine (exec's output copiers) behind.
+var _ = BeforeEach(func() {
+	ignore := goleak.IgnoreCurrent()
+	DeferCleanup(func() {
+		Eventually(func() error { return goleak.Find(ignore) }).Should(Succeed())
+	})
+})
 
 var _ = BeforeSuite(func() {
 	dir, err := os.MkdirTemp("", "nri-wirepeer-")

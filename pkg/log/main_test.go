@@ -1,0 +1,11 @@
+package log_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package if a test leaves a goroutine behind (the
+// concurrent logging tests start some).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
