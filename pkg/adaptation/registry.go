@@ -210,8 +210,8 @@ func (g *registry) refuseBesideHolder(p *plugin) error {
 func (g *registry) legacyPredecessors(p *plugin) []*plugin {
 	var out []*plugin
 	for q := range g.all {
-		if q != p && q.kind == kindExternal && !q.handsOver() && q.idx == p.idx && q.base == p.base &&
-			q.slot != nil && q.slot.active == q {
+		if q != p && q.slot != nil && q.slot.active == q && // placed: its identity is written
+			q.kind == kindExternal && !q.handsOver() && q.idx == p.idx && q.base == p.base {
 			out = append(out, q)
 		}
 	}

@@ -2,7 +2,9 @@ package adaptation
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/nri-handover/nri/api"
@@ -68,4 +70,38 @@ func TestStopDoesNotWaitForAHeldSyncBlock(t *testing.T) {
 	if len(r.reg.active()) != 0 {
 		t.Fatal("plugin became active although its synchronization was blocked")
 	}
+}
+
+// Registrations of one name and index arriving at once, opted-in and
+// written for upstream alike, never read each other's identity while it is
+// being written (run with the race detector).
+func TestConcurrentRegistrationsOfOneName(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	const n = 8
+	plugins := make([]*fakePlugin, n)
+	for i := range plugins {
+		f := newFakePlugin("10", "p", nil)
+		if i%2 == 0 {
+			id := fmt.Sprintf("i%d", i)
+			f.regReq = func(q *api.RegisterPluginRequest) {
+				q.InstanceId, q.Generation = id, uint64(i)
+				q.Features = []string{api.FeatureHandover, api.FeatureDeltaSync}
+			}
+		}
+		f.dial(t, sock)
+		defer f.close()
+		plugins[i] = f
+	}
+	var wg sync.WaitGroup
+	for _, f := range plugins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = f.register(context.Background()) // some are refused: who wins is not the point
+		}()
+	}
+	wg.Wait()
 }

@@ -101,7 +101,10 @@ func (g *registry) maySupersede(s *slot, p *plugin) error {
 	}
 	victims := []*plugin{s.active, s.standby, s.candidate}
 	for q := range g.all {
-		if q != p && q.kind == kindExternal && !q.handsOver() && q.idx == p.idx && q.base == p.base && !q.isClosed() {
+		// q.slot first: a plugin is placed (under g.mu) only after its
+		// registration wrote its identity; one still registering is no
+		// victim yet, and its fields may not be read.
+		if q != p && q.slot != nil && q.kind == kindExternal && !q.handsOver() && q.idx == p.idx && q.base == p.base && !q.isClosed() {
 			victims = append(victims, q)
 		}
 	}

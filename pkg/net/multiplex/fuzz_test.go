@@ -24,7 +24,7 @@ func FuzzMuxRead(f *testing.F) {
 	f.Add(append(frame(7, []byte("dropped")), frame(2, nil)...), uint16(16))
 	f.Add(frame(2, bytes.Repeat([]byte{'x'}, 100)), uint16(16))
 	f.Add([]byte{0, 0, 0, 2, 0, 0x40, 0, 0, 1, 2, 3}, uint16(1024)) // declares 4 MiB, sends 3 bytes
-	f.Add([]byte{0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 1}, uint16(0))   // declares more than the maximum
+	f.Add([]byte{0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 1}, uint16(0)) // declares more than the maximum
 	f.Add([]byte{0, 0, 0, 1, 0, 0, 0}, uint16(64))                  // short header
 	f.Add(append(frame(0, []byte("reserved")), frame(1, []byte("x"))...), uint16(64))
 
