@@ -102,9 +102,17 @@ func BenchmarkNotify(b *testing.B) {
 			var names []string
 			for i := range plugins {
 				f := newFakePlugin(fmt.Sprintf("%02d", i), "p", nil)
-				f.handle = func(context.Context, api.Event, any) (any, error) {
-					time.Sleep(work)
-					return nil, nil
+				// The plugin's own work, modelled as latency (a benchmark
+				// figure, not a synchronisation): it answers when its timer fires.
+				f.handle = func(ctx context.Context, _ api.Event, _ any) (any, error) {
+					timer := time.NewTimer(work)
+					defer timer.Stop()
+					select {
+					case <-timer.C:
+						return nil, nil
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
 				}
 				f.connect(b, sock)
 				defer f.close()
