@@ -102,6 +102,9 @@ type Adaptation struct {
 	// a commit can tell whether an event bypassing the sync gate passed
 	// after the state a joining plugin knows was taken.
 	dispatched atomic.Uint64
+	// journal records what events change while a joining instance needs
+	// it (journal.go).
+	journal journal
 
 	// lifecycle
 	state    sync.Mutex // guards started/stopped against concurrent Start/Stop

@@ -9,37 +9,20 @@ import (
 )
 
 // An event that bypasses BlockPluginSync (containerd's container exit) and is
-// dispatched while a takeover commits, after the commit read the runtime's
-// state, reaches the retiring instance only. The commit must notice it and
-// give the successor another delta round with what the event changed before
+// dispatched while a takeover commits, after the commit read what changed,
+// reaches the retiring instance only. The commit must notice it and give the
+// successor another delta round with what the event changed before
 // switching (issue 10, finding 10).
+//
+// The test makes the commit send a delta round under the gate (a runtime
+// operation ends after the successor's rounds outside the gate), and while
+// the successor handles that round the container exits.
 func TestBypassingEventDuringCommitReachesSuccessorAsDelta(t *testing.T) {
 	rt := newFakeRuntime()
+	pod := &api.PodSandbox{Id: "p1"}
 	ctr := &api.Container{Id: "c1", PodSandboxId: "p1", State: api.ContainerState_CONTAINER_RUNNING}
-	rt.pods = []*api.PodSandbox{{Id: "p1"}}
+	rt.pods = []*api.PodSandbox{pod}
 	rt.containers = []*api.Container{ctr}
-
-	var (
-		r     *Adaptation
-		calls atomic.Int32 // SyncFn calls since armed
-		armed atomic.Bool
-	)
-	exited := make(chan error, 1)
-	// The container exits right after the commit's SyncFn call handed over
-	// the state before the exit: the exit's StopContainer is dispatched (to
-	// the active instance; containerd does not take BlockPluginSync for it)
-	// between the commit's reading of the state and its switch.
-	rt.afterSync = func() {
-		if !armed.Load() || calls.Add(1) != 2 { // 1: B's first phase, 2: B's commit
-			return
-		}
-		stopped := &api.Container{Id: "c1", PodSandboxId: "p1", State: api.ContainerState_CONTAINER_STOPPED}
-		rt.mu.Lock()
-		rt.containers = []*api.Container{stopped}
-		rt.mu.Unlock()
-		_, err := r.StopContainer(context.Background(), &StopContainerRequest{Pod: rt.pods[0], Container: stopped})
-		exited <- err
-	}
 	r, sock := startRuntime(t, rt)
 	defer r.Stop()
 
@@ -56,11 +39,36 @@ func TestBypassingEventDuringCommitReachesSuccessorAsDelta(t *testing.T) {
 	defer a.close()
 	waitActive(t, r, "10-p")
 
-	armed.Store(true)
+	// b's full round: a runtime operation starts (and holds the gate off)
+	// while b synchronizes outside the gate.
+	var (
+		block   *PluginSyncBlock
+		rounds  atomic.Int32
+		exited  = make(chan error, 1)
+		started = make(chan struct{})
+	)
 	b := newFakePlugin("10", "p", nil)
 	b.regReq = optIn("b", 2)
+	b.onSync = func(req *api.SynchronizeRequest) {
+		switch {
+		case !req.GetDelta():
+			block = r.BlockPluginSync()
+			close(started)
+		case rounds.Add(1) == 1: // the commit's round under the gate
+			stopped := &api.Container{Id: "c1", PodSandboxId: "p1", State: api.ContainerState_CONTAINER_STOPPED}
+			_, err := r.StopContainer(context.Background(), &StopContainerRequest{Pod: pod, Container: stopped})
+			exited <- err
+		}
+	}
 	b.connect(t, sock)
 	defer b.close()
+	receive(t, started, "b's full round")
+	eventually(t, func() bool { return r.syncGate.queued() == 1 }, "b's commit waiting for the gate")
+	c2 := &api.Container{Id: "c2", PodSandboxId: "p1"}
+	if _, err := r.CreateContainer(context.Background(), &CreateContainerRequest{Pod: pod, Container: c2}); err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	block.Unblock()
 	if err := receive(t, exited, "the exit's StopContainer"); err != nil {
 		t.Fatalf("StopContainer: %v", err)
 	}

@@ -56,10 +56,12 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 	err := r.relay(ctx, plugins, api.Event_CREATE_CONTAINER, req, func(p *plugin, rpl any) error {
 		return result.apply(rpl, p.name())
 	})
-	if err != nil {
-		return nil, err
+	var rsp *CreateContainerResponse
+	if err == nil {
+		rsp, err = r.validateContainerAdjustment(ctx, plugins, validate, result)
 	}
-	return r.validateContainerAdjustment(ctx, plugins, validate, result)
+	r.journal.note(r.dispatched.Load(), api.Event_CREATE_CONTAINER, req, rsp, err != nil)
+	return rsp, err
 }
 
 // PostCreateContainer relays the event to plugins.
@@ -135,7 +137,10 @@ func (r *Adaptation) relay(ctx context.Context, plugins []*plugin, event api.Eve
 	if !ok {
 		return fmt.Errorf("no relay for event %s", event.PrettyName())
 	}
-	r.dispatched.Add(1)
+	seq := r.dispatched.Add(1)
+	if event != api.Event_CREATE_CONTAINER { // CreateContainer notes its merged result
+		defer r.journal.note(seq, event, req, nil, false)
+	}
 	for _, p := range plugins {
 		if p.isClosed() || !p.subscribed(event) {
 			continue

@@ -57,6 +57,8 @@ type fakePlugin struct {
 	roleChange func(context.Context, *api.RoleChangeRequest) error
 	// syncErr, if set, fails synchronization.
 	syncErr error
+	// onSync, if set, sees every Synchronize message before it is answered.
+	onSync func(*api.SynchronizeRequest)
 	// syncUpdates are asked for in the answer to the last Synchronize message.
 	syncUpdates []*api.ContainerUpdate
 
@@ -200,6 +202,9 @@ func (f *fakePlugin) Synchronize(_ context.Context, req *api.SynchronizeRequest)
 	f.mu.Lock()
 	f.syncs = append(f.syncs, req)
 	f.mu.Unlock()
+	if f.onSync != nil {
+		f.onSync(req)
+	}
 	if req.More {
 		return &api.SynchronizeResponse{More: true}, nil
 	}

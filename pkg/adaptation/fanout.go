@@ -40,7 +40,8 @@ func (r *Adaptation) fanOutRelay(ctx context.Context, plugins []*plugin, event a
 	if !ok {
 		return fmt.Errorf("no relay for event %s", event.PrettyName())
 	}
-	r.dispatched.Add(1)
+	seq := r.dispatched.Add(1)
+	defer r.journal.note(seq, event, req, nil, false)
 	errs := make([]error, len(plugins))
 	var wg sync.WaitGroup
 	for i, p := range plugins {

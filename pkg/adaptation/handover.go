@@ -129,19 +129,16 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 
 	// Phase 1, no locks: the predecessor keeps handling events meanwhile.
 	var (
-		base    *snapshot
+		cur     *cursor
 		updates []*api.ContainerUpdate
 		err     error
 	)
 	if takeover != nil && p.deltaSync() {
-		if base, err = g.snapshot(ctx); err == nil {
-			updates, err = p.synchronize(ctx, base.pods, base.ctrs, takeover)
-			base.encode()
-		}
-		if err != nil {
+		if cur, updates, err = g.prepare(ctx, p, takeover); err != nil {
 			return g.fail(p, start, err)
 		}
 	}
+	defer cur.close()
 
 	// Runtime operations wait from here until the switch.
 	if err := r.syncGate.Lock(ctx); err != nil {
@@ -149,7 +146,7 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 		return fmt.Errorf("plugin %s not synchronized: %w", p.name(), err)
 	}
 	waitStart := time.Now()
-	more, err := g.commit(ctx, p, base, takeover)
+	more, err := g.commit(ctx, p, cur, takeover)
 	r.syncGate.Unlock()
 	wait := time.Since(waitStart)
 	if err != nil {
@@ -163,58 +160,134 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 	return nil
 }
 
+// preGateRounds bounds the delta rounds a takeover sends before it takes the
+// sync gate: each brings the successor closer, so that the round under the
+// gate carries only what changed during the last one.
+const preGateRounds = 2
+
+// prepare synchronizes a takeover's successor while its predecessor keeps
+// serving. It opens a journal cursor, waits until the runtime operations in
+// flight at that point are over (their effects are then in the runtime's
+// state; the operations that start meanwhile are in the journal), sends the
+// runtime's state in full and then what the journal recorded meanwhile. If
+// operations in flight outlast a request timeout, it gives up on the journal
+// and returns no cursor: the successor is then synchronized in full under the
+// gate, as a plain join is.
+func (g *registry) prepare(ctx context.Context, p *plugin, takeover *api.Takeover) (*cursor, []*api.ContainerUpdate, error) {
+	r := g.r
+	cur := r.journal.openCursor(r.dispatched.Load)
+	dctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
+	err := r.syncGate.drain(dctx)
+	cancel()
+	if err != nil {
+		cur.close()
+		if ctx.Err() != nil {
+			return nil, nil, err
+		}
+		r.log.Warnf(ctx, "plugin %s: runtime operations in flight outlasted %s; synchronizing it while they wait",
+			p.name(), getRequestTimeout())
+		return nil, nil, nil
+	}
+	s, err := g.snapshot(ctx)
+	var updates []*api.ContainerUpdate
+	if err == nil {
+		updates, err = p.synchronize(ctx, s.pods, s.ctrs, takeover)
+	}
+	for round := 0; err == nil && round < preGateRounds; round++ {
+		var more []*api.ContainerUpdate
+		var sent bool
+		more, sent, err = g.catchUp(ctx, p, cur)
+		updates = append(updates, more...)
+		if !sent {
+			break
+		}
+	}
+	if errors.Is(err, errJournalOverrun) {
+		cur.close()
+		r.log.Warnf(ctx, "plugin %s: %v; synchronizing it again while runtime operations wait", p.name(), err)
+		return nil, updates, nil
+	}
+	if err != nil {
+		cur.close()
+		return nil, nil, err
+	}
+	return cur, updates, nil
+}
+
 // commit brings p up to date and makes it the active instance of its slot.
-// base is the state p was synchronized with outside the gate; without one p
-// gets its full round now. The caller holds the sync gate, so only events
-// that bypass BlockPluginSync can change the runtime's state meanwhile: if
-// one was dispatched after the state p knows was taken, p gets another delta
-// round before the switch, so it learns what the event changed.
-func (g *registry) commit(ctx context.Context, p *plugin, base *snapshot, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+// cur is where p's knowledge of the runtime's state ends; without one p gets
+// its full round now. The caller holds the sync gate, so the work here is
+// what changed since cur, not what the node holds: only events that bypass
+// BlockPluginSync (a container exit) can change the runtime's state
+// meanwhile, and if one is dispatched before the switch p gets another delta
+// round, so it learns what the event changed.
+func (g *registry) commit(ctx context.Context, p *plugin, cur *cursor, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
 	r := g.r
 	if !g.pending(p) {
 		return nil, errDisplaced
 	}
 	var updates []*api.ContainerUpdate
-	catchUp := base != nil
-	if base == nil {
-		now, err := g.snapshot(ctx)
+	if cur != nil && takeover.GetReactivation() {
+		// A standby knows the runtime's state up to its switch: its first
+		// round is what changed since, with the takeover that says why.
+		d, ok := cur.since()
+		if !ok {
+			cur = nil // what it missed was not kept: a full round
+		} else {
+			var err error
+			if updates, err = p.synchronizeDelta(ctx, d, takeover); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cur == nil {
+		if p.deltaSync() { // no operation is in flight: nothing to drain
+			cur = r.journal.openCursor(r.dispatched.Load)
+			defer cur.close()
+		}
+		s, err := g.snapshot(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if updates, err = p.synchronize(ctx, now.pods, now.ctrs, takeover); err != nil {
+		if updates, err = p.synchronize(ctx, s.pods, s.ctrs, takeover); err != nil {
 			return nil, err
 		}
-		if !p.deltaSync() {
+		if cur == nil {
 			return updates, g.switchTo(ctx, p, nil)
 		}
-		now.encode()
-		base = now
 	}
 	for round := 0; ; round++ {
-		if catchUp {
-			d, err := g.changesSince(ctx, base)
-			if err != nil {
-				return nil, err
-			}
-			if !d.empty() {
-				more, err := p.synchronizeDelta(ctx, d)
-				if err != nil {
-					return nil, err
-				}
-				updates = append(updates, more...)
-			}
+		more, _, err := g.catchUp(ctx, p, cur)
+		if err != nil {
+			return nil, err
 		}
+		updates = append(updates, more...)
 		if round == maxCatchUps-1 {
 			r.log.Warnf(ctx, "plugin %s: events bypassing BlockPluginSync kept changing the runtime's state; switching after %d rounds",
 				p.name(), maxCatchUps)
 			return updates, g.switchTo(ctx, p, nil)
 		}
-		if err := g.switchTo(ctx, p, &base.seq); !errors.Is(err, errMissedEvent) {
+		if err := g.switchTo(ctx, p, cur); !errors.Is(err, errMissedEvent) {
 			return updates, err
 		}
-		catchUp = true
 	}
 }
+
+// catchUp sends p what the journal recorded since cur, if anything, and
+// moves cur past it; sent tells whether it sent a round.
+func (g *registry) catchUp(ctx context.Context, p *plugin, cur *cursor) (updates []*api.ContainerUpdate, sent bool, err error) {
+	d, ok := cur.since()
+	if !ok {
+		return nil, false, errJournalOverrun
+	}
+	if d.empty() {
+		return nil, false, nil
+	}
+	updates, err = p.synchronizeDelta(ctx, d, nil)
+	return updates, true, err
+}
+
+var errJournalOverrun = fmt.Errorf("more than %d objects changed while the plugin was being synchronized", maxJournal)
 
 var errMissedEvent = errors.New("an event was dispatched after the state the plugin knows")
 
@@ -230,13 +303,13 @@ type switchover struct {
 // switchTo makes p the active instance of its slot, under the adaptation's
 // lock, and tells the instances involved before releasing it, so no event
 // reaches p before it was told it is active, and none reaches the old
-// instance after it was told it is not. If seq is set and an event was
-// dispatched since, nothing changes and errMissedEvent is returned.
-func (g *registry) switchTo(ctx context.Context, p *plugin, seq *uint64) error {
+// instance after it was told it is not. If cur is set and an event was
+// dispatched that cur's reader was not told about, nothing changes and errMissedEvent is returned.
+func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor) error {
 	r := g.r
 	r.Lock()
 	defer r.Unlock()
-	if seq != nil && r.dispatched.Load() != *seq {
+	if cur != nil && !cur.knows(r.dispatched.Load()) {
 		return errMissedEvent
 	}
 	sw, err := g.swap(p)
@@ -268,10 +341,11 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 		s.candidate = nil
 	}
 	if s.standby == p {
-		s.standby, s.retired = nil, slices.DeleteFunc(s.retired, func(id string) bool { return id == p.instance })
+		s.leaveStandby()
+		s.retired = slices.DeleteFunc(s.retired, func(id string) bool { return id == p.instance })
 	} else if s.standby != nil {
-		sw.dropped, s.standby = s.standby, nil
-		s.stopGrace()
+		sw.dropped = s.standby
+		s.leaveStandby()
 	}
 	s.active = p
 	p.role = api.PluginRole_PLUGIN_ROLE_ACTIVE
@@ -280,6 +354,8 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 		if g.policy.grace > 0 && old.deltaSync() {
 			s.standby, old.role, sw.standby = old, api.PluginRole_PLUGIN_ROLE_STANDBY, true
 			s.graceT = time.AfterFunc(g.policy.grace, func() { g.graceOver(s, old) })
+			// No event is in flight: old knows every event dispatched so far.
+			s.resume = g.r.journal.openCursor(g.r.dispatched.Load)
 		}
 	}
 	if s.shared() {
@@ -371,17 +447,19 @@ func (g *registry) pending(p *plugin) bool {
 // was just removed, and re-synchronizes it in the background. g.mu is held.
 func (g *registry) startReactivation(standby, lost *plugin) {
 	ticket := g.r.syncGate.enqueue()
+	resume := standby.slot.resume
 	g.r.wg.Add(1)
 	go func() {
 		defer g.r.wg.Done()
-		g.reactivate(standby, lost, ticket)
+		g.reactivate(standby, lost, resume, ticket)
 	}()
 }
 
 // reactivate makes a standby active again after its successor went away,
-// with a full re-synchronization under the gate reserved by ticket, so that
-// no runtime operation starts between the loss and the standby's return.
-func (g *registry) reactivate(p, lost *plugin, ticket *gateTicket) {
+// under the gate reserved by ticket, so that no runtime operation starts
+// between the loss and the standby's return. It is told what changed since
+// it became the standby (resume), in a round marked as a reactivation.
+func (g *registry) reactivate(p, lost *plugin, resume *cursor, ticket *gateTicket) {
 	r := g.r
 	ctx := r.ctx
 	start := time.Now()
@@ -391,7 +469,7 @@ func (g *registry) reactivate(p, lost *plugin, ticket *gateTicket) {
 	waitStart := time.Now()
 	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
 		PredecessorGeneration: lost.generation, Reactivation: true}
-	updates, err := g.commit(ctx, p, nil, takeover)
+	updates, err := g.commit(ctx, p, resume, takeover)
 	r.syncGate.Unlock()
 	if err != nil {
 		r.log.Warnf(ctx, "failed to reactivate plugin %s: %v", p.describe(), err)
@@ -411,10 +489,19 @@ func (g *registry) graceOver(s *slot, p *plugin) {
 		g.mu.Unlock()
 		return
 	}
-	s.standby, s.graceT = nil, nil
+	s.graceT = nil
+	s.leaveStandby()
 	succ := s.active
 	g.mu.Unlock()
 	p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "standby grace period over", succ)
+}
+
+// leaveStandby ends the slot's standby and what was kept for it.
+func (s *slot) leaveStandby() {
+	s.standby = nil
+	s.stopGrace()
+	s.resume.close()
+	s.resume = nil
 }
 
 func (s *slot) stopGrace() {

@@ -3,7 +3,6 @@ package adaptation
 import (
 	"context"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,51 +118,6 @@ func TestRetiredIDsLiveWithTheirSlot(t *testing.T) {
 	}
 	if _, err := g.place(g.optedIn("10", "p", "0", 0, "")); err != nil {
 		t.Fatalf("a retired id is refused after its slot emptied: %v", err)
-	}
-}
-
-func TestSnapshotDiff(t *testing.T) {
-	pod := func(id, uid string) *api.PodSandbox { return &api.PodSandbox{Id: id, Uid: uid} }
-	ctr := func(id string, st api.ContainerState) *api.Container { return &api.Container{Id: id, State: st} }
-	before := &snapshot{
-		pods: []*api.PodSandbox{pod("p1", "u1"), pod("p2", "u2")},
-		ctrs: []*api.Container{ctr("c1", api.ContainerState_CONTAINER_CREATED), ctr("c2", api.ContainerState_CONTAINER_RUNNING)},
-	}
-	now := &snapshot{
-		pods: []*api.PodSandbox{pod("p1", "u1"), pod("p3", "u3")},
-		ctrs: []*api.Container{ctr("c1", api.ContainerState_CONTAINER_RUNNING), ctr("c3", api.ContainerState_CONTAINER_CREATED)},
-	}
-	before.encode()
-	diff := func(base, now *snapshot) *delta {
-		g := &registry{r: &Adaptation{syncFn: func(ctx context.Context, cb SyncCB) error {
-			_, err := cb(ctx, now.pods, now.ctrs)
-			return err
-		}}}
-		d, err := g.changesSince(context.Background(), base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	d := diff(before, now)
-	ids := func(n int, id func(int) string) []string {
-		var out []string
-		for i := range n {
-			out = append(out, id(i))
-		}
-		return out
-	}
-	if got := ids(len(d.pods), func(i int) string { return d.pods[i].Id }); !slices.Equal(got, []string{"p3"}) {
-		t.Errorf("changed pods %v", got)
-	}
-	if got := ids(len(d.ctrs), func(i int) string { return d.ctrs[i].Id }); !slices.Equal(got, []string{"c1", "c3"}) {
-		t.Errorf("changed containers %v", got)
-	}
-	if !slices.Equal(d.removedPods, []string{"p2"}) || !slices.Equal(d.removedCtrs, []string{"c2"}) {
-		t.Errorf("removed %v %v", d.removedPods, d.removedCtrs)
-	}
-	if d := diff(before, now); !d.empty() {
-		t.Errorf("a second delta against the same state is not empty: %+v", d)
 	}
 }
 

@@ -62,6 +62,9 @@ type slot struct {
 	candidate *plugin // joining; at most one, a newer one displaces it
 	standby   *plugin // superseded, kept for the grace period (handover.go)
 	graceT    *time.Timer
+	// resume is where the standby's knowledge of the runtime's state ends:
+	// if it is reactivated, it is told what changed since (journal.go).
+	resume *cursor
 	// retired lists the instance ids this slot superseded, newest last. They
 	// are refused while the slot lives (a superseded pod restarted by the
 	// kubelet must not flap back) and forgotten with it.
@@ -237,8 +240,7 @@ func (g *registry) remove(p *plugin) {
 	case s.candidate:
 		s.candidate = nil
 	case s.standby:
-		s.standby = nil
-		s.stopGrace()
+		s.leaveStandby()
 	case s.active:
 		s.active = nil
 		if s.standby != nil && !g.closed {

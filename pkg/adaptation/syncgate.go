@@ -18,7 +18,12 @@ type syncGate struct {
 	mu      sync.Mutex
 	readers int
 	writer  bool
-	queue   []*gateTicket // writers waiting to get in, in arrival order
+	// held counts read holds in two buckets, so that drain can wait for
+	// the holds taken before it without keeping new ones out: new holds go
+	// to held[cur].
+	held  [2]holdBucket
+	cur   int
+	queue []*gateTicket // writers waiting to get in, in arrival order
 	// changed is closed when the state changes in a way a waiter may be
 	// waiting for. It exists only while somebody waits: the runtime takes
 	// and releases a read hold for every operation, and must not pay for a
@@ -26,11 +31,19 @@ type syncGate struct {
 	changed chan struct{}
 }
 
+// holdBucket counts read holds; a hold remembers its bucket.
+type holdBucket struct {
+	g *syncGate
+	n int
+}
+
 // gateTicket is not zero-sized: pointers to zero-sized values need not differ.
 type gateTicket struct{ _ byte }
 
 func newSyncGate() *syncGate {
-	return &syncGate{}
+	g := &syncGate{}
+	g.held[0].g, g.held[1].g = g, g
+	return g
 }
 
 // waitC returns the channel a waiter waits on; g.mu must be held.
@@ -49,8 +62,9 @@ func (g *syncGate) broadcast() {
 	}
 }
 
-// RLock blocks until no writer holds or waits for the gate.
-func (g *syncGate) RLock() {
+// RLock blocks until no writer holds or waits for the gate, and returns the
+// bucket RUnlock must be given.
+func (g *syncGate) RLock() *holdBucket {
 	g.mu.Lock()
 	for g.writer || len(g.queue) > 0 {
 		ch := g.waitC()
@@ -59,21 +73,63 @@ func (g *syncGate) RLock() {
 		g.mu.Lock()
 	}
 	g.readers++
+	b := &g.held[g.cur]
+	b.n++
 	g.mu.Unlock()
+	return b
 }
 
-// RUnlock releases a read hold.
-func (g *syncGate) RUnlock() {
+// RUnlock releases a read hold taken in bucket b.
+func (g *syncGate) RUnlock(b *holdBucket) {
 	g.mu.Lock()
-	if g.readers <= 0 {
+	if g.readers <= 0 || b.n <= 0 {
 		g.mu.Unlock()
 		panic("nri: RUnlock of unlocked sync gate")
 	}
 	g.readers--
-	if g.readers == 0 { // only writers wait for readers, and only for none
+	b.n--
+	if g.readers == 0 || b.n == 0 { // writers wait for no readers, drain for an empty bucket
 		g.broadcast()
 	}
 	g.mu.Unlock()
+}
+
+// drain waits until every read hold taken before it was called has been
+// released, or gives up when ctx is done. Unlike Lock it keeps nobody out:
+// operations that start meanwhile run. A takeover drains before it asks the
+// runtime for its state, so that state holds what every operation in flight
+// when its journal opened did (journal.go).
+func (g *syncGate) drain(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	// The other bucket holds what an earlier drain still waits for: wait for
+	// it too before new holds go there.
+	for g.held[1-g.cur].n > 0 {
+		if err := g.waitLocked(ctx); err != nil {
+			return err
+		}
+	}
+	old := g.cur
+	g.cur = 1 - old
+	for g.held[old].n > 0 {
+		if err := g.waitLocked(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitLocked waits for the next change of the gate's state; g.mu is held.
+func (g *syncGate) waitLocked(ctx context.Context) error {
+	ch := g.waitC()
+	g.mu.Unlock()
+	defer g.mu.Lock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Lock takes the gate exclusively, or gives up when ctx is done.
@@ -130,7 +186,7 @@ func (g *syncGate) Unlock() {
 // PluginSyncBlock is a runtime's hold on plugin synchronization, returned by
 // BlockPluginSync.
 type PluginSyncBlock struct {
-	g *syncGate
+	b *holdBucket
 }
 
 // BlockPluginSync keeps plugins from being synchronized, and thus from
@@ -138,15 +194,14 @@ type PluginSyncBlock struct {
 // changes the state it reports through SyncFn, so that a joining plugin sees
 // either the state before or the state after the operation.
 func (r *Adaptation) BlockPluginSync() *PluginSyncBlock {
-	r.syncGate.RLock()
-	return &PluginSyncBlock{g: r.syncGate}
+	return &PluginSyncBlock{b: r.syncGate.RLock()}
 }
 
 // Unblock releases the block. It may be called more than once, from one
 // goroutine.
 func (b *PluginSyncBlock) Unblock() {
-	if b != nil && b.g != nil {
-		b.g.RUnlock()
-		b.g = nil
+	if b != nil && b.b != nil {
+		b.b.g.RUnlock(b.b)
+		b.b = nil
 	}
 }

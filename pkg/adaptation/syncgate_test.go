@@ -22,7 +22,7 @@ func TestSyncGateWriterWaitsForReadersAndBlocksNewOnes(t *testing.T) {
 	)
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
 
-	g.RLock()
+	held := g.RLock()
 	wrote := make(chan struct{})
 	go func() {
 		if err := g.Lock(context.Background()); err != nil {
@@ -36,13 +36,13 @@ func TestSyncGateWriterWaitsForReadersAndBlocksNewOnes(t *testing.T) {
 
 	read := make(chan struct{})
 	go func() {
-		g.RLock()
+		b := g.RLock()
 		note("reader")
-		g.RUnlock()
+		g.RUnlock(b)
 		close(read)
 	}()
 
-	g.RUnlock()
+	g.RUnlock(held)
 	receive(t, wrote, "writer")
 	receive(t, read, "second reader")
 	if want := []string{"writer", "reader"}; !slices.Equal(order, want) {
@@ -52,7 +52,7 @@ func TestSyncGateWriterWaitsForReadersAndBlocksNewOnes(t *testing.T) {
 
 func TestSyncGateWritersAreFIFO(t *testing.T) {
 	g := newSyncGate()
-	g.RLock()
+	held := g.RLock()
 
 	var (
 		mu    sync.Mutex
@@ -72,7 +72,7 @@ func TestSyncGateWritersAreFIFO(t *testing.T) {
 		})
 		eventually(t, func() bool { return g.queued() == i+1 }, "writer queued")
 	}
-	g.RUnlock()
+	g.RUnlock(held)
 	wg.Wait()
 	if want := []int{0, 1, 2, 3, 4}; !slices.Equal(order, want) {
 		t.Fatalf("writers got in as %v, want %v", order, want)
@@ -81,7 +81,7 @@ func TestSyncGateWritersAreFIFO(t *testing.T) {
 
 func TestSyncGateLockAbandonedByContext(t *testing.T) {
 	g := newSyncGate()
-	g.RLock()
+	held := g.RLock()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	errC := make(chan error)
@@ -93,9 +93,8 @@ func TestSyncGateLockAbandonedByContext(t *testing.T) {
 	}
 
 	// The abandoned writer must not keep readers out.
-	g.RLock()
-	g.RUnlock()
-	g.RUnlock()
+	g.RUnlock(g.RLock())
+	g.RUnlock(held)
 	if err := g.Lock(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -129,5 +128,38 @@ func BenchmarkBlockPluginSync(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		r.BlockPluginSync().Unblock()
+	}
+}
+
+// drain waits for the holds taken before it, not for those taken after, and
+// keeps nobody out meanwhile (journal.go relies on both).
+func TestSyncGateDrainWaitsOnlyForEarlierHolds(t *testing.T) {
+	g := newSyncGate()
+	early := g.RLock()
+	drained := make(chan error, 1)
+	go func() { drained <- g.drain(context.Background()) }()
+	eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.cur == 1 }, "drain started")
+
+	late := g.RLock() // not kept out, and not waited for
+	select {
+	case err := <-drained:
+		t.Fatalf("drain returned (%v) while an earlier hold was held", err)
+	default:
+	}
+	g.RUnlock(early)
+	if err := receive(t, drained, "drain"); err != nil {
+		t.Fatal(err)
+	}
+
+	// A second drain waits for the hold taken during the first.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { drained <- g.drain(ctx) }()
+	cancel()
+	if err := receive(t, drained, "abandoned drain"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("drain with a hold of its own epoch returned %v", err)
+	}
+	g.RUnlock(late)
+	if err := g.drain(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -236,7 +236,7 @@ func TestSyncRoundSplitsRemovals(t *testing.T) {
 	for i := range 150000 { // about 6 MiB of IDs
 		d.removedCtrs = append(d.removedCtrs, fmt.Sprintf("%036d", i))
 	}
-	if _, err := p.synchronizeDelta(context.Background(), d); err != nil {
+	if _, err := p.synchronizeDelta(context.Background(), d, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := svc.received()

@@ -26,8 +26,9 @@ type SynchronizeInterface interface {
 // SynchronizeRoundInterface is the delta-aware synchronization of a plugin
 // that opted into handover (WithHandover). It replaces Synchronize: the first
 // round of a connection is full; later rounds are delta rounds (info.Delta,
-// only what changed, with removals listed in info) or the full
-// re-synchronization of a reactivated standby (info.Takeover.Reactivation).
+// only what changed, with removals listed in info). A reactivated standby
+// (info.Takeover.Reactivation) is told what changed while it stood by in a
+// delta round, or, if the runtime could not keep track, in a full round.
 // info.Takeover names the instance this one replaces, so work already done by
 // the predecessor (containers it stamped) can be skipped.
 type SynchronizeRoundInterface interface {

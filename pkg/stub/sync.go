@@ -34,8 +34,8 @@ func SyncInfoFrom(ctx context.Context) (*SyncInfo, bool) {
 
 // Synchronize collects the chunks of a round (all but the last have more
 // set) and hands the whole round to the plugin. Any number of rounds is
-// accepted on a connection: delta rounds, and the full re-synchronization of
-// a reactivated standby instance.
+// accepted on a connection: delta rounds, and the round that reactivates a
+// standby instance.
 func (v *service) Synchronize(ctx context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
 	s := v.s
 

@@ -314,7 +314,7 @@ var _ = Describe("Plugin handover", Label("handover"), func() {
 			AddReportEntry("events without the plugin (documented baseline)", v.Absent)
 		})
 
-		It("with a standby grace period, A is re-synchronized and reactivated without losing an event", func() {
+		It("with a standby grace period, A is told what changed since it stood by and reactivated without losing an event", func() {
 			e := newEnv(standbyGrace(time.Minute))
 			a := e.start(instSpec{Instance: "a", Generation: 1})
 			e.confirmActive(a, 1)
@@ -326,7 +326,7 @@ var _ = Describe("Plugin handover", Label("handover"), func() {
 			Eventually(a.has(record.RoleChange, "role=STANDBY", "peer=b")).Should(BeTrue())
 			Eventually(b.died).Should(BeTrue())
 			e.confirmActive(a, 2)
-			Expect(a.find(record.Synchronize, "kind=full", "react=true", "pred=b")).To(HaveLen(1), records("A", a))
+			Expect(a.find(record.Synchronize, "kind=delta", "react=true", "pred=b")).To(HaveLen(1), records("A", a))
 			Expect(a.count(record.Shutdown)).To(BeZero())
 			e.waitEvents(20)
 			Expect(s.stop()).To(Succeed())

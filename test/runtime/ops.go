@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/internal/adjust"
 )
 
 // lock serializes an operation and blocks plugin synchronization for its
@@ -178,7 +179,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, ctr *api.Container) (*api
 
 	created := proto.Clone(ctr).(*api.Container)
 	created.State = api.ContainerState_CONTAINER_CREATED
-	applyAdjustment(created, rpl.GetAdjust())
+	adjust.Apply(created, rpl.GetAdjust())
 	r.mu.Lock()
 	r.ctrs[created.Id] = created
 	r.applyUpdatesLocked(rpl.GetUpdate())
@@ -244,7 +245,7 @@ func (r *Runtime) UpdateContainer(ctx context.Context, id string, res *api.Linux
 	}
 	if !own {
 		if c, ok := r.ctrs[id]; ok {
-			mergeResources(c, res)
+			adjust.MergeResources(c, res)
 		}
 	}
 	r.applyUpdatesLocked(rpl.GetUpdate())

@@ -2,11 +2,11 @@ package testruntime
 
 import (
 	"sort"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/internal/adjust"
 )
 
 // NewPod returns a minimal pod with the given id.
@@ -134,72 +134,7 @@ func (r *Runtime) applyUpdatesLocked(updates []*api.ContainerUpdate) []*api.Cont
 			}
 			continue
 		}
-		mergeResources(c, u.GetLinux().GetResources())
+		adjust.MergeResources(c, u.GetLinux().GetResources())
 	}
 	return failed
-}
-
-func mergeResources(c *api.Container, res *api.LinuxResources) {
-	if res == nil {
-		return
-	}
-	if c.Linux == nil {
-		c.Linux = &api.LinuxContainer{}
-	}
-	if c.Linux.Resources == nil {
-		c.Linux.Resources = &api.LinuxResources{}
-	}
-	proto.Merge(c.Linux.Resources, res)
-}
-
-// applyAdjustment applies a merged adjustment to a container being created.
-// Keys prefixed with '-' mark removals, as on the wire.
-func applyAdjustment(c *api.Container, a *api.ContainerAdjustment) {
-	if a == nil {
-		return
-	}
-	if c.Annotations == nil {
-		c.Annotations = map[string]string{}
-	}
-	for k, v := range a.Annotations {
-		if name, ok := strings.CutPrefix(k, "-"); ok {
-			delete(c.Annotations, name)
-			continue
-		}
-		c.Annotations[k] = v
-	}
-	for _, kv := range a.Env {
-		if name, ok := strings.CutPrefix(kv.Key, "-"); ok {
-			c.Env = removeEnv(c.Env, name)
-			continue
-		}
-		c.Env = append(removeEnv(c.Env, kv.Key), kv.Key+"="+kv.Value)
-	}
-	if len(a.Args) > 0 {
-		if a.Args[0] == "" {
-			c.Args = append([]string(nil), a.Args[1:]...)
-		} else {
-			c.Args = append([]string(nil), a.Args...)
-		}
-	}
-	c.Mounts = append(c.Mounts, a.Mounts...)
-	if l := a.GetLinux(); l != nil {
-		mergeResources(c, l.GetResources())
-		if l.CgroupsPath != "" {
-			if c.Linux == nil {
-				c.Linux = &api.LinuxContainer{}
-			}
-			c.Linux.CgroupsPath = l.CgroupsPath
-		}
-	}
-}
-
-func removeEnv(env []string, name string) []string {
-	out := env[:0:0]
-	for _, e := range env {
-		if k, _, _ := strings.Cut(e, "="); k != name {
-			out = append(out, e)
-		}
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/internal/adjust"
 )
 
 func TestApplyAdjustment(t *testing.T) {
@@ -13,7 +14,7 @@ func TestApplyAdjustment(t *testing.T) {
 	c.Annotations["drop"] = "1"
 	c.Env = []string{"A=1", "B=1"}
 
-	applyAdjustment(c, &api.ContainerAdjustment{
+	adjust.Apply(c, &api.ContainerAdjustment{
 		Annotations: map[string]string{"-drop": "", "new": "2"},
 		Env:         []*api.KeyValue{{Key: "-B"}, {Key: "A", Value: "2"}, {Key: "C", Value: "3"}},
 		Args:        []string{"", "/bin/true"},

@@ -1,0 +1,105 @@
+package adaptation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// gateWaits records how long runtime operations waited for each handover.
+type gateWaits struct {
+	noopMetrics
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (m *gateWaits) RecordHandover(_, outcome string, _, wait time.Duration) {
+	if outcome == "completed" {
+		m.mu.Lock()
+		m.waits = append(m.waits, wait)
+		m.mu.Unlock()
+	}
+}
+
+// BenchmarkTakeoverCommit measures how long runtime operations wait while a
+// takeover commits (the sync gate held), on nodes of 1 000 to 50 000
+// containers, with a few containers created while the successor synchronizes
+// (issue 7, target 1: the wait must not grow with the node). One iteration
+// is one takeover by a new instance over real sockets; the figures are the
+// median and the maximum of the gate's hold per takeover.
+func BenchmarkTakeoverCommit(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		b.Run(fmt.Sprintf("ctrs=%d", n), func(b *testing.B) {
+			rt := newFakeRuntime()
+			for i := range n / 10 {
+				rt.pods = append(rt.pods, &api.PodSandbox{Id: "p" + strconv.Itoa(i), Name: "pod", Namespace: "default"})
+			}
+			for i := range n {
+				rt.containers = append(rt.containers, &api.Container{Id: "c" + strconv.Itoa(i),
+					PodSandboxId: "p" + strconv.Itoa(i%(n/10)), Name: "ctr", State: api.ContainerState_CONTAINER_RUNNING,
+					Annotations: map[string]string{"io.kubernetes.pod.name": "pod"}, Env: []string{"A=1", "B=2"}})
+			}
+			m := &gateWaits{}
+			r, sock := startRuntime(b, rt, WithMetrics(m))
+			defer r.Stop()
+
+			newInstance := func(gen int) *fakePlugin {
+				f := newFakePlugin("10", "p", nil)
+				f.regReq = func(q *api.RegisterPluginRequest) {
+					q.InstanceId, q.Generation = "i"+strconv.Itoa(gen), uint64(gen)
+					q.Features = []string{api.FeatureHandover, api.FeatureDeltaSync}
+				}
+				return f
+			}
+			prev := newInstance(0)
+			prev.connect(b, sock)
+			waitActive(b, r, "10-p")
+			m.mu.Lock()
+			m.waits = nil // the first instance joined fresh: synchronized under the gate
+			m.mu.Unlock()
+			pod := rt.pods[0]
+			created := 0
+			b.ResetTimer()
+			for i := range b.N {
+				f := newInstance(i + 1)
+				f.onSync = func(req *api.SynchronizeRequest) {
+					if req.GetDelta() || req.GetMore() {
+						return
+					}
+					for range 3 { // a few containers created during phase 1
+						created++
+						c := &api.Container{Id: "new" + strconv.Itoa(created), PodSandboxId: pod.Id}
+						if _, err := r.CreateContainer(context.Background(), &CreateContainerRequest{Pod: pod, Container: c}); err != nil {
+							b.Error(err)
+						}
+					}
+				}
+				f.connect(b, sock)
+				want := "i" + strconv.Itoa(i+1)
+				eventually(b, func() bool {
+					active := r.reg.active()
+					return len(active) == 1 && active[0].instance == want
+				}, "successor active")
+				prev.close()
+				prev = f
+			}
+			b.StopTimer()
+			prev.close()
+			m.mu.Lock()
+			waits := slices.Clone(m.waits)
+			m.mu.Unlock()
+			if len(waits) == 0 {
+				return
+			}
+			slices.Sort(waits)
+			b.ReportMetric(float64(waits[len(waits)/2].Microseconds()), "gate-p50-µs")
+			b.ReportMetric(float64(waits[len(waits)-1].Microseconds()), "gate-max-µs")
+		})
+	}
+}

@@ -1,0 +1,169 @@
+package adaptation
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// The journal reports, per object, the state the latest event implies, only
+// what came after a cursor's position, and forgets everything when the last
+// cursor closes.
+func TestJournalReportsWhatEventsImply(t *testing.T) {
+	var (
+		j   journal
+		seq uint64
+	)
+	pod := &api.PodSandbox{Id: "p1"}
+	ctr := func(id string) *api.Container {
+		return &api.Container{Id: id, PodSandboxId: "p1", Annotations: map[string]string{"a": "1"}}
+	}
+	note := func(event api.Event, req any, rsp *api.CreateContainerResponse, failed bool) {
+		seq++
+		j.note(seq, event, req, rsp, failed)
+	}
+
+	note(api.Event_RUN_POD_SANDBOX, &api.RunPodSandboxRequest{Pod: pod}, nil, false) // nobody reads: not kept
+	if j.objs != nil {
+		t.Fatal("the journal kept an event while no cursor was open")
+	}
+	cur := j.openCursor(func() uint64 { return seq + 1 })
+
+	adjust := &api.ContainerAdjustment{Annotations: map[string]string{"stamp": "old", "-a": ""}}
+	note(api.Event_RUN_POD_SANDBOX, &api.RunPodSandboxRequest{Pod: pod}, nil, false)
+	note(api.Event_CREATE_CONTAINER, &api.CreateContainerRequest{Pod: pod, Container: ctr("c1")}, &api.CreateContainerResponse{Adjust: adjust}, false)
+	note(api.Event_CREATE_CONTAINER, &api.CreateContainerRequest{Pod: pod, Container: ctr("failed")}, nil, true)
+	note(api.Event_CREATE_CONTAINER, &api.CreateContainerRequest{Pod: pod, Container: ctr("c2")}, &api.CreateContainerResponse{}, false)
+	note(api.Event_START_CONTAINER, &api.StartContainerRequest{Pod: pod, Container: ctr("c2")}, nil, false)
+	note(api.Event_CREATE_CONTAINER, &api.CreateContainerRequest{Pod: pod, Container: ctr("c3")}, &api.CreateContainerResponse{}, false)
+	note(api.Event_STOP_CONTAINER, &api.StopContainerRequest{Pod: pod, Container: ctr("c3")}, nil, false)
+	note(api.Event_REMOVE_CONTAINER, &api.RemoveContainerRequest{Pod: pod, Container: ctr("c0")}, nil, false)
+
+	d, ok := cur.since()
+	if !ok {
+		t.Fatal("journal overran")
+	}
+	var ids []string
+	states := map[string]api.ContainerState{}
+	for _, c := range d.ctrs {
+		ids = append(ids, c.Id)
+		states[c.Id] = c.State
+	}
+	if want := []string{"c1", "c2", "c3"}; !slices.Equal(ids, want) {
+		t.Errorf("containers %v, want %v (a failed creation is not a container)", ids, want)
+	}
+	if c1 := d.ctrs[0]; c1.Annotations["stamp"] != "old" || c1.Annotations["a"] != "" {
+		t.Errorf("created container does not carry its merged adjustment: %v", c1.Annotations)
+	}
+	for id, want := range map[string]api.ContainerState{"c1": api.ContainerState_CONTAINER_CREATED,
+		"c2": api.ContainerState_CONTAINER_RUNNING, "c3": api.ContainerState_CONTAINER_STOPPED} {
+		if states[id] != want {
+			t.Errorf("%s in state %v, want %v", id, states[id], want)
+		}
+	}
+	if len(d.pods) != 1 || !slices.Equal(d.removedCtrs, []string{"c0"}) {
+		t.Errorf("pods %v, removed containers %v", d.pods, d.removedCtrs)
+	}
+	if !cur.knows(seq) || cur.knows(seq+1) {
+		t.Errorf("cursor at %d after reading up to event %d", cur.next, seq)
+	}
+
+	note(api.Event_REMOVE_POD_SANDBOX, &api.RemovePodSandboxRequest{Pod: pod}, nil, false)
+	if d, _ := cur.since(); len(d.ctrs)+len(d.pods) != 0 || !slices.Equal(d.removedPods, []string{"p1"}) {
+		t.Errorf("second read: %+v, want only pod p1 removed", d)
+	}
+	if d, _ := cur.since(); !d.empty() {
+		t.Errorf("a read with nothing new is not empty: %+v", d)
+	}
+
+	cur.close()
+	cur.close()
+	if j.objs != nil || j.open.Load() != 0 {
+		t.Fatal("the journal outlived its last cursor")
+	}
+}
+
+// A journal that would have to keep more than maxJournal objects tells the
+// cursors that need what it dropped, and only those.
+func TestJournalOverrun(t *testing.T) {
+	var j journal
+	var seq uint64
+	early := j.openCursor(func() uint64 { return seq + 1 })
+	for i := 0; i <= maxJournal; i++ {
+		seq++
+		c := &api.Container{Id: "c" + strconv.Itoa(i)}
+		j.note(seq, api.Event_POST_START_CONTAINER, &api.PostStartContainerRequest{Container: c}, nil, false)
+	}
+	if _, ok := early.since(); ok {
+		t.Fatal("a cursor that needs dropped entries was not told")
+	}
+	late := j.openCursor(func() uint64 { return seq + 1 })
+	if _, ok := late.since(); !ok {
+		t.Fatal("a cursor opened after the overrun was told it overran")
+	}
+	early.close()
+	late.close()
+}
+
+// A standby reactivated after its successor went away is told what changed
+// while it stood by, in a delta round marked as a reactivation, not the
+// whole node again; and the journal kept for it goes with it.
+func TestReactivatedStandbyGetsWhatChangedSinceItStoodBy(t *testing.T) {
+	rt := newFakeRuntime()
+	pod := &api.PodSandbox{Id: "p1"}
+	rt.pods = []*api.PodSandbox{pod}
+	rt.containers = []*api.Container{{Id: "c1", PodSandboxId: "p1", State: api.ContainerState_CONTAINER_RUNNING}}
+	r, sock := startRuntime(t, rt, WithStandbyGrace(time.Hour))
+	defer r.Stop()
+
+	optIn := func(id string, gen uint64) func(*api.RegisterPluginRequest) {
+		return func(q *api.RegisterPluginRequest) {
+			q.InstanceId, q.Generation = id, gen
+			q.Features = []string{api.FeatureHandover, api.FeatureDeltaSync}
+		}
+	}
+	a := newFakePlugin("10", "p", nil)
+	a.regReq = optIn("a", 1)
+	a.connect(t, sock)
+	defer a.close()
+	waitActive(t, r, "10-p")
+	b := newFakePlugin("10", "p", nil)
+	b.regReq = optIn("b", 2)
+	b.connect(t, sock)
+	eventually(t, func() bool {
+		active := r.reg.active()
+		return len(active) == 1 && active[0].instance == "b"
+	}, "b active, a standing by")
+
+	c2 := &api.Container{Id: "c2", PodSandboxId: "p1"}
+	if _, err := r.CreateContainer(context.Background(), &CreateContainerRequest{Pod: pod, Container: c2}); err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	a.mu.Lock()
+	before := len(a.syncs)
+	a.mu.Unlock()
+	b.close()
+	eventually(t, func() bool {
+		active := r.reg.active()
+		return len(active) == 1 && active[0].instance == "a"
+	}, "a reactivated")
+
+	a.mu.Lock()
+	rounds := slices.Clone(a.syncs[before:])
+	a.mu.Unlock()
+	if len(rounds) != 1 {
+		t.Fatalf("a got %d rounds on reactivation, want 1", len(rounds))
+	}
+	got := rounds[0]
+	if !got.GetDelta() || !got.GetTakeover().GetReactivation() {
+		t.Fatalf("reactivation round: delta %v, takeover %v", got.GetDelta(), got.GetTakeover())
+	}
+	if ctrs := got.GetContainers(); len(ctrs) != 1 || ctrs[0].GetId() != "c2" {
+		t.Fatalf("reactivation round carries %v, want only c2 (created while a stood by)", ctrs)
+	}
+	eventually(t, func() bool { return r.journal.open.Load() == 0 }, "the standby's journal released")
+}
