@@ -145,9 +145,10 @@ check-standin:
 containerd-on-ours:
 	test/realcontainerd/build-containerd.sh
 
-# e2e-surge: containerd built on this module (containerd-on-ours) and a
-# handover plugin with real pods (issue 11, part C): surge, rollback, refused
-# restart, kill -9 mid-handover, containerd restart, upstream plugins beside.
+# e2e-surge: containerd built on this module (containerd-on-ours) and the
+# sample plugin (examples/annotator) with real pods (issue 11, part C): surge,
+# rollback, refused restart, kill -9 mid-handover, containerd restart,
+# upstream plugins beside.
 # Needs root.
 e2e-surge:
 	test/realcontainerd/surge.sh

@@ -276,7 +276,7 @@ func TestDaemonSet(t *testing.T) {
 	}
 
 	t.Run("the plugin accepts its arguments", func(t *testing.T) {
-		// An unknown flag or a bad value makes the annotator exit 2 before
+		// An unknown flag or a bad value makes the annotator exit non-zero before
 		// it reaches -h, which exits 0.
 		out, err := exec.Command(annotator(t), append(p.ctr.Args, "-h")...).CombinedOutput()
 		if err != nil {

@@ -16,13 +16,17 @@
 #      that its Synchronize has something to report;
 #   5. starts a second instance as an external plugin on the NRI socket and
 #      checks, for both, registration, Configure, Synchronize, readiness and
-#      "HANDOVER available=false";
+#      "HANDOVER available=false"; then the sample plugin (examples/annotator,
+#      which opts into handover) and checks that it is told handover is not
+#      offered, synchronizes (finding the earlier container unstamped) and
+#      turns ready;
 #   6. creates pods (host network, and with NETNS_POD=1 one with its own
 #      network namespace over a CNI bridge) and containers through CRI and
 #      checks the events and that each plugin's adjustment (an environment
-#      variable and an annotation) reached each container;
+#      variable and an annotation) reached each container, and the sample's
+#      stamp;
 #   7. removes everything, stops containerd and checks that the plugins see
-#      the connection end.
+#      the connection end (the sample exits 2, for its restart).
 # It exits non-zero if any check fails. Needs root, Debian apt and the Go
 # module proxy. `make e2e-containerd` (e2e.sh) runs it, then surge.sh.
 #
@@ -47,6 +51,7 @@ install_packages
 install_stock_containerd
 install_crictl
 (cd "$REPO" && go build -o "$R/bin/realctrd-plugin" ./test/realcontainerd/plugin)
+(cd "$REPO" && go build -o "$R/bin/annotator" ./examples/annotator)
 containerd --version
 
 # ---- 2. images --------------------------------------------------------------
@@ -58,10 +63,12 @@ step "config"
 write_config
 
 PLUGIN_PID=""
+ANN_PID=""
 cleanup() {
 	set +e
 	local p
 	if [ -n "$PLUGIN_PID" ] && kill -0 "$PLUGIN_PID" 2>/dev/null; then kill -TERM "$PLUGIN_PID"; fi
+	if [ -n "$ANN_PID" ] && kill -0 "$ANN_PID" 2>/dev/null; then kill -TERM "$ANN_PID"; fi
 	# The runtime-launched plugin, if it outlived containerd, by the PID it printed.
 	p=$(plugin_pid "$R/preinst.log")
 	if [ -n "$p" ] && grep -q realctrd-plugin "/proc/$p/cmdline" 2>/dev/null; then kill -KILL "$p"; fi
@@ -73,7 +80,7 @@ trap cleanup EXIT
 # plugin directory at start, over a socketpair, with only NRI_PLUGIN_NAME,
 # NRI_PLUGIN_IDX and NRI_PLUGIN_SOCKET in the environment. The wrapper keeps
 # the plugin's output, which the runtime would otherwise discard.
-rm -f "$R"/nri-plugins/* "$R/preinst.log" "$R/preinst.stderr"
+rm -f "$R"/nri-plugins/* "$R/preinst.log" "$R/preinst.stderr" "$R/annotator.log" "$R/annotator.ready" "$R/annotator-state.json"
 if [ "$PREINST" = 1 ]; then
 	cat >"$R/nri-plugins/40-$PREINST_NAME" <<EOF
 #!/bin/sh
@@ -120,6 +127,20 @@ PLUGIN_PID=$!
 check_started external "$PLOG" "50-$PLUGIN_NAME" 1
 expect "external: Synchronize lists the pod created before it" has "$PLOG" '^SYNC pod=early$'
 
+# The sample plugin opts into handover; on an upstream runtime it must run as
+# a plain NRI plugin: ready once synchronized, the state file its own.
+step "start the sample plugin (examples/annotator)"
+ALOG=$R/annotator.log
+NRI_PLUGIN_INSTANCE_ID=uid-a1 NRI_PLUGIN_GENERATION=1 "$R/bin/annotator" -socket "$R/nri/nri.sock" -version 1.0.0 \
+	-ready-file "$R/annotator.ready" -state-file "$R/annotator-state.json" >"$ALOG" 2>&1 &
+ANN_PID=$!
+expect "annotator: ready file appears" wait_for 15 test -f "$R/annotator.ready"
+expect "annotator: told the runtime does not know handover (upstream NRI)" \
+	has "$ALOG" 'plugin 50-annotator: the runtime does not know NRI handover \(upstream NRI\); handover unavailable, ready once synchronized'
+expect "annotator: synchronized, the container created before any annotator unstamped" \
+	has "$ALOG" '^.* msg=synchronized containers=1 mine=0 skipped=0 unstamped=1 pods=1$'
+expect "annotator: owns the state file (no roles without handover)" has "$ALOG" 'msg="owns the state file" .* hand-off=fresh'
+
 # ---- 6. events and adjustments ------------------------------------------------------
 # check_pod POD: every plugin saw the pod's and container's creation events,
 # and every plugin's env var and annotation reached the container.
@@ -144,6 +165,9 @@ check_pod() {
 			expect "$pod: $name got $ev" wait_for 5 has "$log" "^EVENT $ev pod=$pod( |$)"
 		done
 	done
+	expect "$pod: the annotator stamped it, in its log and its OCI spec" \
+		bash -c "grep -qE 'msg=\"stamped container\" pod=$pod .* stamp=1\.0\.0/uid-a1$' '$ALOG' &&
+			grep -qE '\"annotator\.nri-handover\.io/handled-by\": *\"1\.0\.0/uid-a1\"' '$R/$pod.inspect.json'"
 }
 PODS=(hostnet)
 [ "$NETNS_POD" = 1 ] && PODS+=(netns)
@@ -174,11 +198,17 @@ stop_containerd
 for p in $shims; do kill -KILL "$p" 2>/dev/null || true; done
 expect "external: notices the runtime is gone" wait_for 10 has "$PLOG" '^EXIT$'
 expect "external: process ends" wait_for 10 bash -c "! kill -0 $PLUGIN_PID 2>/dev/null"
+ann_rc=0
+wait_for 10 bash -c "! kill -0 $ANN_PID 2>/dev/null" || kill -KILL "$ANN_PID"
+wait "$ANN_PID" || ann_rc=$?
+ANN_PID=""
+expect "annotator: exits 2 when the runtime goes away ($ann_rc), for the kubelet to restart it" \
+	bash -c "[ $ann_rc = 2 ] && grep -qE 'msg=\"annotator: stopped\" .* exit=2$' '$ALOG'"
 if [ -n "$PRE_PID" ]; then
 	expect "preinst: process ends with the runtime" wait_for 10 bash -c "! kill -0 $PRE_PID 2>/dev/null"
 	kill -KILL "$PRE_PID" 2>/dev/null || true
 fi
-for f in "$R/plugin.stderr" "$R/preinst.stderr"; do
+for f in "$R/plugin.stderr" "$R/preinst.stderr" "$ALOG"; do
 	if [ -f "$f" ]; then expect "no panic in $(basename "$f")" bash -c "! grep -iE 'panic|fatal' '$f'"; fi
 done
 

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/pkg/stub"
@@ -20,25 +17,9 @@ func injected(name string) (env, annotation string) {
 
 // plugin reports every event it gets and adjusts created containers.
 type plugin struct {
-	out        *printer
-	name       string
-	instance   string
-	adjust     bool
-	byInstance bool   // adjust with the instance id, not the plugin name
-	holdSync   string // -hold-sync: release file prefix
-
-	mu     sync.Mutex
-	reason api.ShutdownReason // the last session's shutdown reason
-}
-
-// lastReason returns and forgets the reason the runtime gave for ending the
-// last session (UNSPECIFIED if it gave none).
-func (p *plugin) lastReason() api.ShutdownReason {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r := p.reason
-	p.reason = api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED
-	return r
+	out    *printer
+	name   string
+	adjust bool
 }
 
 func (p *plugin) event(ev string, pod *api.PodSandbox, ctr *api.Container) {
@@ -58,54 +39,18 @@ func (p *plugin) Configure(_ context.Context, _, runtime, version string) (api.E
 }
 
 // SynchronizeRound takes the place of Synchronize, so that a plugin that
-// opted into handover also supports delta rounds (api.FeatureDeltaSync): it
-// synchronizes while its predecessor keeps serving and gets what changed
-// since under the runtime's sync gate. With -hold-sync it stops in each round
-// until the script lets it go (or kills it there).
-func (p *plugin) SynchronizeRound(ctx context.Context, info *stub.SyncInfo, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+// opted into handover also supports delta rounds (api.FeatureDeltaSync).
+func (p *plugin) SynchronizeRound(_ context.Context, info *stub.SyncInfo, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	p.out.line("EVENT Synchronize pods=%d containers=%d delta=%t takeover=%t", len(pods), len(ctrs), info.Delta, info.Takeover != nil)
 	for _, pod := range pods {
 		p.out.line("SYNC pod=%s", pod.GetName())
 	}
-	if err := p.hold(ctx, info.Delta); err != nil {
-		return nil, err
-	}
 	return nil, nil
-}
-
-// hold blocks a synchronization round, if -hold-sync asked for it, until the
-// release file of its kind (PREFIX.full or PREFIX.delta) exists or the
-// runtime's deadline passes.
-func (p *plugin) hold(ctx context.Context, delta bool) error {
-	if p.holdSync == "" {
-		return nil
-	}
-	kind := "full"
-	if delta {
-		kind = "delta"
-	}
-	p.out.line("HOLD round=%s", kind)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if _, err := os.Stat(p.holdSync + "." + kind); err == nil {
-			p.out.line("RELEASED round=%s", kind)
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
 }
 
 func (p *plugin) Shutdown(context.Context) { p.event("Shutdown", nil, nil) }
 
 func (p *plugin) ShutdownWithReason(_ context.Context, req *api.ShutdownRequest) {
-	p.mu.Lock()
-	p.reason = req.GetReason()
-	p.mu.Unlock()
 	p.out.line("EVENT ShutdownWithReason reason=%s message=%q", req.GetReason(), req.GetMessage())
 }
 
@@ -135,12 +80,6 @@ func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 		return nil, nil, nil
 	}
 	adj := &api.ContainerAdjustment{}
-	if p.byInstance {
-		adj.AddEnv("NRI_INSTANCE", p.instance)
-		adj.AddAnnotation("nri-handover.test/instance", p.instance)
-		p.out.line("ADJUST pod=%s container=%s instance=%s", pod.GetName(), ctr.GetName(), p.instance)
-		return adj, nil, nil
-	}
 	env, annotation := injected(p.name)
 	adj.AddEnv(env, "injected-by-"+p.name)
 	adj.AddAnnotation(annotation, "adjusted-by-"+p.name)

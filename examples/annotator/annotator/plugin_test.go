@@ -1,4 +1,4 @@
-package main
+package annotator
 
 import (
 	"context"
@@ -64,14 +64,14 @@ func equalInv(a, b inventory) bool {
 	return true
 }
 
-func newTestPlugin(t *testing.T, stamp, path string) *plugin {
+func newTestPlugin(t *testing.T, stamp, path string) *Plugin {
 	t.Helper()
 	p := newPlugin(discard(), &stateFile{path: path})
 	p.stamp = stamp
 	return p
 }
 
-func active(t *testing.T, p *plugin, peer string) {
+func active(t *testing.T, p *Plugin, peer string) {
 	t.Helper()
 	err := p.RoleChange(context.Background(), &api.RoleChangeRequest{Role: api.PluginRole_PLUGIN_ROLE_ACTIVE, PeerInstance: peer})
 	if err != nil {
@@ -79,7 +79,7 @@ func active(t *testing.T, p *plugin, peer string) {
 	}
 }
 
-func create(t *testing.T, p *plugin, id string) {
+func create(t *testing.T, p *Plugin, id string) {
 	t.Helper()
 	adj, _, err := p.CreateContainer(context.Background(), &api.PodSandbox{}, ctr(id, ""))
 	if err != nil {
@@ -105,13 +105,13 @@ func readState(t *testing.T, path string) state {
 func TestStateFileHandOffInTheRuntimesOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		standDown func(*plugin)
+		standDown func(*Plugin)
 	}{
-		{"superseded", func(p *plugin) {
+		{"superseded", func(p *Plugin) {
 			p.ShutdownWithReason(context.Background(), &api.ShutdownRequest{
 				Reason: api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, SuccessorVersion: "v2", SuccessorInstance: "b"})
 		}},
-		{"standby", func(p *plugin) {
+		{"standby", func(p *Plugin) {
 			if err := p.RoleChange(context.Background(), &api.RoleChangeRequest{Role: api.PluginRole_PLUGIN_ROLE_STANDBY}); err != nil {
 				t.Fatal(err)
 			}

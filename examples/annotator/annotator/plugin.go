@@ -1,4 +1,4 @@
-package main
+package annotator
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 // successor can tell what its predecessors already did.
 const HandledBy = "annotator.nri-handover.io/handled-by"
 
-// plugin is the annotator's event handling. The runtime sends it events only
+// Plugin is the annotator's event handling. The runtime sends it events only
 // while it is the active instance of its name; the state file (if any) is
 // written only then as well, so two instances never write it at once.
-type plugin struct {
+type Plugin struct {
 	log *slog.Logger
 
 	// Set once stub.New resolved the identity (flags or environment), before
@@ -33,12 +33,12 @@ type plugin struct {
 	taken  handoff    // how it last came to own it
 }
 
-func newPlugin(log *slog.Logger, state *stateFile) *plugin {
-	return &plugin{log: log, state: state, inv: inventory{}, handover: func() bool { return true }}
+func newPlugin(log *slog.Logger, state *stateFile) *Plugin {
+	return &Plugin{log: log, state: state, inv: inventory{}, handover: func() bool { return true }}
 }
 
 // identify records who this instance is, as the stub registers it.
-func (p *plugin) identify(s stub.Stub) {
+func (p *Plugin) identify(s stub.Stub) {
 	p.stamp = s.PluginVersion() + "/" + s.InstanceID()
 	p.generation = s.Generation()
 	p.handover = s.HandoverAvailable
@@ -53,12 +53,13 @@ func (p *plugin) identify(s stub.Stub) {
 // annotator cannot annotate a running container, so it only records it as
 // unhandled (a plugin with real per-container work, say CPU pinning, would
 // answer with a ContainerUpdate for exactly these).
-func (p *plugin) SynchronizeRound(_ context.Context, info *stub.SyncInfo, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+func (p *Plugin) SynchronizeRound(_ context.Context, info *stub.SyncInfo, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 
 	sum := p.inv.apply(p.stamp, info, ctrs)
-	attrs := []any{"containers", len(ctrs), "mine", sum.mine, "stamped by others (skipped)", sum.others, "unstamped", sum.unstamped}
+	// skipped: stamped by another instance (a predecessor), nothing to do.
+	attrs := []any{"containers", len(ctrs), "mine", sum.mine, "skipped", sum.others, "unstamped", sum.unstamped}
 	switch {
 	case info != nil && info.Delta:
 		p.log.Info("catch-up round", append(attrs, "removed", sum.removed)...)
@@ -78,10 +79,14 @@ func (p *plugin) SynchronizeRound(_ context.Context, info *stub.SyncInfo, pods [
 	return nil, nil
 }
 
-// CreateContainer stamps the new container with this instance.
-func (p *plugin) CreateContainer(_ context.Context, _ *api.PodSandbox, c *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+// CreateContainer stamps the new container with this instance, and says so
+// in the log: which instance handled which container is what an operator
+// asks after a rollout (and what the real-containerd test checks).
+func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, c *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
 	adj := &api.ContainerAdjustment{}
 	adj.AddAnnotation(HandledBy, p.stamp)
+	p.log.Info("stamped container", "pod", pod.GetName(), "namespace", pod.GetNamespace(), "container", c.GetName(),
+		"id", c.GetId(), "stamp", p.stamp)
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -91,7 +96,7 @@ func (p *plugin) CreateContainer(_ context.Context, _ *api.PodSandbox, c *api.Co
 }
 
 // RemoveContainer forgets the container.
-func (p *plugin) RemoveContainer(_ context.Context, _ *api.PodSandbox, c *api.Container) error {
+func (p *Plugin) RemoveContainer(_ context.Context, _ *api.PodSandbox, c *api.Container) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.inv, c.GetId())
@@ -103,7 +108,7 @@ func (p *plugin) RemoveContainer(_ context.Context, _ *api.PodSandbox, c *api.Co
 // active and lets go of it when a successor took over but keeps this one as
 // a standby. The runtime tells the old instance before the new one, so the
 // old one's last write precedes the new one's first.
-func (p *plugin) RoleChange(_ context.Context, req *api.RoleChangeRequest) error {
+func (p *Plugin) RoleChange(_ context.Context, req *api.RoleChangeRequest) error {
 	peer := peerName(req.GetPeerVersion(), req.GetPeerInstance())
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -119,7 +124,7 @@ func (p *plugin) RoleChange(_ context.Context, req *api.RoleChangeRequest) error
 // ShutdownWithReason lets go of the state file whatever the reason: no event
 // will reach this connection any more. A superseded instance hears it before
 // its successor is made active.
-func (p *plugin) ShutdownWithReason(_ context.Context, req *api.ShutdownRequest) {
+func (p *Plugin) ShutdownWithReason(_ context.Context, req *api.ShutdownRequest) {
 	why := req.GetReason().String()
 	if req.GetReason() == api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED {
 		why = "superseded by " + peerName(req.GetSuccessorVersion(), req.GetSuccessorInstance())
@@ -130,7 +135,7 @@ func (p *plugin) ShutdownWithReason(_ context.Context, req *api.ShutdownRequest)
 // release lets go of the state file, for instance before the plugin stops on
 // SIGTERM while still active: the release is written before the connection
 // closes, hence before a successor can be made active.
-func (p *plugin) release(why string) {
+func (p *Plugin) release(why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.releaseLocked(why)
@@ -138,7 +143,7 @@ func (p *plugin) release(why string) {
 
 // acquireLocked makes this instance the owner of the state file and reports
 // how it got it. Called with p.mu held.
-func (p *plugin) acquireLocked(peer string) handoff {
+func (p *Plugin) acquireLocked(peer string) handoff {
 	p.active = true
 	if p.state == nil {
 		return handoff{}
@@ -155,7 +160,7 @@ func (p *plugin) acquireLocked(peer string) handoff {
 
 // releaseLocked writes the final state with the release mark; nothing is
 // written after it. Called with p.mu held.
-func (p *plugin) releaseLocked(why string) {
+func (p *Plugin) releaseLocked(why string) {
 	if !p.active {
 		return
 	}
@@ -173,7 +178,7 @@ func (p *plugin) releaseLocked(why string) {
 // persistLocked writes the inventory while this instance owns the file.
 // A failed write is logged, never turned into a failed container creation:
 // the file is bookkeeping, and the next successful write repairs it.
-func (p *plugin) persistLocked() {
+func (p *Plugin) persistLocked() {
 	if !p.active || p.state == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package annotator
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // instance is one annotator pod, run in-process with the real stub.
 type instance struct {
-	p     *plugin
+	p     *Plugin
 	s     stub.Stub
 	term  context.CancelFunc // SIGTERM
 	errC  chan error
