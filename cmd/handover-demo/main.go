@@ -18,11 +18,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/nri-handover/nri/examples/annotator/annotator"
 )
 
-// handledBy is the annotation examples/annotator stamps (its HandledBy):
-// "version/instance" of the instance that handled the creation.
-const handledBy = "annotator.nri-handover.io/handled-by"
+// handledBy is the annotation examples/annotator stamps: "version/instance"
+// of the instance that handled the creation.
+const handledBy = annotator.HandledBy
 
 // config is what the flags choose.
 type config struct {

@@ -44,9 +44,10 @@ func (p *Plugin) identify(s stub.Stub) {
 	p.handover = s.HandoverAvailable
 }
 
-// SynchronizeRound is delta-aware. A full round (the first of a connection,
-// or the re-synchronization of a reactivated standby) rebuilds the inventory;
-// a delta round applies only what changed since the previous round. Either
+// SynchronizeRound is delta-aware. A full round (the first of a connection)
+// rebuilds the inventory; a delta round (a catch-up during a takeover, or
+// what changed while a reactivated standby stood by) applies only what
+// changed since the previous round. Either
 // way a container that an instance of this plugin already stamped needs no
 // work: on a takeover those are the predecessor's, and they are skipped. A
 // container nobody stamped was created while no annotator was active; the
@@ -61,10 +62,10 @@ func (p *Plugin) SynchronizeRound(_ context.Context, info *stub.SyncInfo, pods [
 	// skipped: stamped by another instance (a predecessor), nothing to do.
 	attrs := []any{"containers", len(ctrs), "mine", sum.mine, "skipped", sum.others, "unstamped", sum.unstamped}
 	switch {
+	case info != nil && info.Takeover != nil && info.Takeover.GetReactivation():
+		p.log.Info("reactivated", append(attrs, "delta", info.Delta, "removed", sum.removed)...)
 	case info != nil && info.Delta:
 		p.log.Info("catch-up round", append(attrs, "removed", sum.removed)...)
-	case info != nil && info.Takeover != nil && info.Takeover.GetReactivation():
-		p.log.Info("reactivated: full re-synchronization", attrs...)
 	case info != nil && info.Takeover != nil:
 		p.log.Info("taking over", append(attrs, "from", info.Takeover.GetPredecessorVersion()+"/"+info.Takeover.GetPredecessorInstance())...)
 	default:
