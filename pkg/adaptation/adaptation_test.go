@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,44 @@ func hangOn(t *testing.T, e api.Event) func(context.Context, api.Event, any) (an
 			return nil, errors.New("released at the end of the test")
 		}
 		return nil, nil
+	}
+}
+
+// A round whose first entries are small is sent in one message without
+// sizing every entry; if it turns out too large after all (its later
+// entries are big), ttrpc refuses it before anything is sent and the round is
+// split by its entries' sizes.
+func TestSyncRoundThatLooksSmallButIsNotIsSplit(t *testing.T) {
+	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Minute)
+	rt := newFakeRuntime()
+	big := strings.Repeat("x", 4096)
+	rt.pods = []*api.PodSandbox{{Id: "pod-0"}}
+	for i := range 2000 {
+		c := &api.Container{Id: "ctr-" + strconv.Itoa(i), PodSandboxId: "pod-0"}
+		if i >= 16 {
+			c.Annotations = map[string]string{"big": big}
+		}
+		rt.containers = append(rt.containers, c)
+	}
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	f := newFakePlugin("01", "sync", nil)
+	f.connect(t, sock)
+	defer f.close()
+	receive(t, f.synced, "split synchronization")
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ctrs := 0
+	for i, req := range f.syncs {
+		ctrs += len(req.Containers)
+		if req.More != (i < len(f.syncs)-1) {
+			t.Errorf("message %d has more=%v", i, req.More)
+		}
+	}
+	if len(f.syncs) < 2 || ctrs != 2000 {
+		t.Fatalf("~8 MiB round sent in %d message(s) carrying %d containers", len(f.syncs), ctrs)
 	}
 }
 

@@ -245,11 +245,16 @@ func (g *registry) commit(ctx context.Context, p *plugin, cur *cursor, takeover 
 			cur = r.journal.openCursor(r.dispatched.Load)
 			defer cur.close()
 		}
-		s, err := g.snapshot(ctx)
-		if err != nil {
-			return nil, err
+		// Under the gate the plugin is synchronized from inside SyncFn, as
+		// upstream does: nothing is copied.
+		var serr error
+		err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
+			updates, serr = p.synchronize(ctx, pods, ctrs, takeover)
+		})
+		if err == nil {
+			err = serr
 		}
-		if updates, err = p.synchronize(ctx, s.pods, s.ctrs, takeover); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		if cur == nil {

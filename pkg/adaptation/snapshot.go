@@ -22,7 +22,9 @@ type snapshot struct {
 }
 
 // snapshot asks the runtime for its pods and containers without synchronizing
-// anyone: the callback only copies what it is handed.
+// anyone: the callback only copies what it is handed. A takeover needs the
+// copy: it synchronizes its successor outside the runtime's SyncFn, which
+// may hold locks the runtime's event path needs (containerd's does).
 func (g *registry) snapshot(ctx context.Context) (*snapshot, error) {
 	var s *snapshot
 	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {

@@ -67,6 +67,31 @@ func (s *syncRound) sizes() []int {
 	return out
 }
 
+// estimate guesses the round's encoded size from up to 16 pods and 16
+// containers, cheaply: it decides whether sizing every entry is worth it.
+func (s *syncRound) estimate() int {
+	size := sampled(s.pods) + sampled(s.ctrs)
+	for _, id := range s.removedPods {
+		size += len(id) + 3
+	}
+	for _, id := range s.removedCtrs {
+		size += len(id) + 3
+	}
+	return size
+}
+
+func sampled[T proto.Message](all []T) int {
+	n := min(len(all), 16)
+	if n == 0 {
+		return 0
+	}
+	size := 0
+	for _, m := range all[:n] {
+		size += proto.Size(m) + 4
+	}
+	return size * len(all) / n
+}
+
 // describe names entry i for errors.
 func (s *syncRound) describe(i int) string {
 	if i < len(s.pods) {
@@ -156,18 +181,26 @@ func (p *plugin) synchronizeDelta(ctx context.Context, d *delta, takeover *api.T
 // syncRound sends one synchronization round. As upstream, the whole round
 // has one deadline, the request timeout: the runtime may hold its operations
 // for the round, so the round, not each message, is what must be bounded.
-// If ttrpc refuses a message as too large (our estimate of its envelope was
-// short), the rest of the round, from that message on, is sent in smaller
-// messages; what the plugin already received stands.
+// A round that looks small is sent in one message without sizing each entry
+// (as upstream does); one that looks large is split by its entries' sizes.
+// If ttrpc refuses a message as too large, the rest of the round, from that
+// message on, is sent in smaller messages; what the plugin already received
+// stands.
 func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.ContainerUpdate, error) {
 	ctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
 	defer cancel()
 
-	sizes := round.sizes()
-	budget := syncMessageBudget - round.fixedSize()
-	ends, err := round.plan(sizes, 0, budget)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
+	var (
+		sizes  []int
+		budget = syncMessageBudget - round.fixedSize()
+		ends   = []int{round.len()}
+		err    error
+	)
+	if round.estimate() > budget/2 {
+		sizes = round.sizes()
+		if ends, err = round.plan(sizes, 0, budget); err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
+		}
 	}
 	p.r.log.Infof(ctx, "synchronizing plugin %s (%d pods, %d containers, %d removed, %d messages)", p.name(),
 		len(round.pods), len(round.ctrs), len(round.removedPods)+len(round.removedCtrs), len(ends))
@@ -180,8 +213,12 @@ func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.Contai
 		err = requestError(ctx, err)
 		p.recordInvocation("Synchronize", start, err)
 		var tooLarge *ttrpc.OversizedMessageErr
-		if errors.As(err, &tooLarge) && budget/2 >= minSyncMessageBudget {
-			budget /= 2
+		if errors.As(err, &tooLarge) && (sizes == nil || budget/2 >= minSyncMessageBudget) {
+			if sizes == nil {
+				sizes = round.sizes()
+			} else {
+				budget /= 2
+			}
 			p.r.log.Debugf(ctx, "plugin %s: synchronize message of %d bytes too large, sending the rest in %d byte messages",
 				p.name(), tooLarge.RejectedLength(), budget)
 			if ends, err = round.plan(sizes, from, budget); err != nil {
