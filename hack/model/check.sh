@@ -27,8 +27,9 @@ trap 'rm -rf "$work"' EXIT
 
 # name | MODEL_CONFIG="NOPS NEXIT NKILL WITH_C C_IS_A" (handover.pml, init):
 # A joins, then B (and C) join while NOPS gated runtime operations and NEXIT
-# container exits run and NKILL plugin processes may be killed. About 20 s
-# of CPU together; MODEL_LARGE=1 adds larger bounds (minutes, 1 GB more).
+# container exits run and NKILL plugin processes may be killed. About 35 s
+# of CPU together on a shared 2-core machine; MODEL_LARGE=1 adds larger
+# bounds (about 4 minutes, 3 GB).
 configs=(
 	"takeover|2 1 1 0 0"
 	"two crashes|1 1 2 0 0"
@@ -89,6 +90,8 @@ done
 negatives=(
 	"ACTIVE_FIRST|2 1 1 0 0|S6_one_active"
 	"NO_SEQ_CHECK|2 1 1 0 0|S5_made_whole"
+	"NO_DRAIN|2 1 1 0 0|S5_made_whole"
+	"RESUME_AT_LOSS|2 1 1 0 0|S5_made_whole"
 	"LATE_ACTIVE|2 1 1 0 0|S4_active_first"
 	"NO_RESERVE|2 1 1 0 0|S2w_window"
 	"STANDBY_DISPATCH|2 1 1 0 0|S1_no_duplicate"

@@ -6,9 +6,10 @@
  * (api.FeatureDeltaSync), so that every way of joining in handover.go is
  * reachable:
  *
- *   A (0)  joins first: a fresh join (full Synchronize under the sync gate);
- *   B (1)  takes over from A: phase 1 outside the gate, catch-up and switch
- *          under it;
+ *   A (0)  joins first: a fresh join (journal cursor and full Synchronize
+ *          under the sync gate);
+ *   B (1)  takes over from A: phase 1 outside the gate (cursor, drain,
+ *          snapshot, delta rounds), catch-up and switch under it;
  *   C (2)  registers at any time: a new instance (displacing B while B is the
  *          candidate, or superseding it later), or A restarted by the kubelet
  *          with A's instance id.
@@ -21,18 +22,32 @@
  * runtime noticed first (a failed request).
  *
  * Events are bits of a mask. The runtime's state (what SyncFn reports) is
- * stateMask; what a plugin knows (it handled the event, or was synchronized
- * with a state that has it) is known[i]. RPCs to a plugin are atomic steps
- * that succeed if its process is alive; a plugin's role is what it was last
- * told (belief[i]).
+ * stateMask; what a plugin knows (it handled the event, was synchronized
+ * with a state that has it, or was sent it in a delta round) is known[i].
+ * RPCs to a plugin are atomic steps that succeed if its process is alive; a
+ * plugin's role is what it was last told (belief[i]).
+ *
+ * The journal (journal.go) is the events noted with their dispatch number
+ * (jseq), while any cursor is open. A cursor (cOpen/cNext/cKnown: one per
+ * connection for its join, and RES for slot.resume, the standby's) opens at
+ * the dispatch count; a delta round (cursor.since) adds to known[p] the
+ * events noted at or after the cursor's next position and moves the cursor
+ * past the latest one noted; the switch checks cursor.knows(dispatched).
  *
  * Not modeled: plugins written for upstream taken over by name and index,
  * builtin and pre-installed plugins (never displaced), instances without
- * delta rounds (their one full Synchronize is committed without the sequence
+ * delta rounds (their one full Synchronize is committed without the cursor
  * check, so a container exit between it and the switch reaches only the
  * predecessor: exactly-once needs FeatureDeltaSync or exits under the gate),
- * rollout generations and versions (only instance ids), timeouts and hung
- * plugins (an RPC succeeds or the process is dead), and Stop.
+ * the journal's bound (an overrun means a full round, as a closed cursor
+ * does here) and objects (each event changes its own object: no event
+ * overwrites another's entry), failed CreateContainers, rollout generations
+ * and versions (only instance ids), timeouts and hung plugins (an RPC
+ * succeeds or the process is dead; drain never times out), and Stop. A
+ * container exit is in the runtime's state before it is dispatched, so the
+ * documented window of docs/proposal.md "What the journal cannot see" (an
+ * exit dispatched just before a cursor opens, stored only after SyncFn
+ * answered) is outside the model.
  *
  * Safety (assertions; `make model` names each):
  *   S1 no event is handled by two instances;
@@ -50,8 +65,9 @@
  *   S4 an instance handles events only after it was told ACTIVE (issue 10,
  *      finding 11);
  *   S5 an instance becomes active knowing every event dispatched so far
- *      (handled by it or in the state it synchronized with), unless the
- *      commit gave up after maxCatchUps rounds, which it logs;
+ *      (handled by it, in the state it synchronized with, or in a delta round
+ *      from the journal), unless a commit gave up after maxCatchUps rounds,
+ *      which it logs;
  *   S6 at most one live instance believes it is active.
  * D  no deadlock: every runtime operation finishes (watchdog).
  * Liveness (ltl live): an instance that synchronized becomes active, unless
@@ -60,7 +76,8 @@
  *
  * Negative variants (each must fail; see hack/model/check.sh):
  *   BUG_ACTIVE_FIRST     ACTIVE told before SUPERSEDED/STANDBY      -> S6
- *   BUG_NO_SEQ_CHECK     switch without the dispatch sequence check -> S5
+ *   BUG_NO_SEQ_CHECK     switch without the cursor check
+ *                        (cursor.knows(dispatched))                 -> S5
  *   BUG_LATE_ACTIVE      ACTIVE told after the adaptation's lock    -> S4
  *   BUG_NO_RESERVE       gate reserved by the reactivation itself,
  *                        not when the loss is noticed               -> S2w
@@ -68,6 +85,11 @@
  *   BUG_KEEP_GATE        a failed reactivation keeps the gate       -> D
  *   BUG_MISSED_FAILS     an event dispatched during the commit fails
  *                        the join instead of another delta round   -> liveness
+ *   BUG_NO_DRAIN         phase 1 takes the runtime's state without
+ *                        draining the BlockPluginSync holds taken
+ *                        before its cursor opened                   -> S5
+ *   BUG_RESUME_AT_LOSS   the standby's cursor opens when the loss is
+ *                        noticed, not at the switch that made it one -> S5
  */
 
 #define NI 3
@@ -78,6 +100,8 @@
 
 #define NEV 3 /* events: NOPS + NEXIT at most */
 #define MAXCATCHUPS 4 /* handover.go maxCatchUps */
+#define PREGATE 2 /* handover.go preGateRounds */
+#define RES 3 /* the cursor of slot.resume */
 
 mtype = { rnone, ractive, rstandby, rgone }; /* what a plugin was last told */
 
@@ -117,6 +141,19 @@ byte readers;
 bool writer;
 byte q[4];
 byte qlen;
+byte held[2]; /* syncGate.held: read holds by bucket */
+bit gcur;     /* syncGate.cur: the bucket new holds go to */
+
+/* journal (journal.go). A closed journal forgets last too (Go keeps it; a
+ * cursor opened later starts at or after it, so it changes nothing). */
+byte jopen;     /* journal.open: cursors open */
+byte jlast;     /* journal.last */
+byte jseq[NEV]; /* journal.objs: the dispatch number each event was noted with; 0: not noted */
+/* cursors: 0..2 the one each connection's join (or reactivation with a
+ * full round) opens, RES slot.resume */
+bool cOpen[4];
+byte cNext[4];  /* cursor.next */
+byte cKnown[4]; /* cursor.known */
 
 /* The properties' names, always false: an assertion `expr || name` fails
  * showing the name. Hidden: not part of the state. */
@@ -131,6 +168,7 @@ byte supBy[NI]; /* by instance id: the connection that superseded it */
 byte reactivating;
 byte lossSeq;
 byte busy; /* runtime operations not finished */
+bool gaveUp; /* a commit switched after maxCatchUps rounds without the check */
 
 /* syncGate.enqueue */
 inline enqueue(t) {
@@ -151,6 +189,94 @@ inline gateUnlock() {
 	writer = false
 }
 
+/* syncGate.drain: waits until every read hold taken before it was called
+ * has been released, keeping nobody out (new holds go to the other bucket).
+ * Like Go, which holds g.mu from the flip to the first look at the old
+ * bucket, it is one step unless it has to wait (an atomic sequence that
+ * blocks lets others run, then goes on). */
+inline drain() {
+	atomic { held[1 - gcur] == 0 -> dold = gcur; gcur = 1 - gcur; held[dold] == 0 -> dold = 0 }
+}
+
+/* journal.openCursor: at the dispatch count (the event being dispatched,
+ * if any, counts as known) */
+inline openCursor(c) {
+	jopen++; cOpen[c] = true; cNext[c] = nd; cKnown[c] = nd
+}
+
+/* cursor.close; the journal's contents go with the last cursor */
+inline closeCursor(c) {
+	if
+	:: cOpen[c] ->
+		cOpen[c] = false; cNext[c] = 0; cKnown[c] = 0; jopen--;
+		if
+		:: jopen == 0 -> jseq[0] = 0; jseq[1] = 0; jseq[2] = 0; jlast = 0
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+}
+
+/* journal.note for event e, after its relay, under the adaptation's lock:
+ * recorded only while a cursor is open. It is in the relay's step: in Go a
+ * cursor may open (it reads dispatched without the adaptation's lock)
+ * between the two; it then counts the event as known and reports it too,
+ * which only adds to what its plugin is told. */
+inline note(e) {
+	if
+	:: jopen > 0 -> jseq[e] = nd; jlast = nd
+	:: else -> skip
+	fi
+}
+
+/* cursor.since: sok is false if the cursor was closed (its standby went
+ * away; an overrun would do the same), else dm is the events noted at or
+ * after cursor.next, and the cursor moves past the latest event noted */
+inline since(c) {
+	sok = cOpen[c]; dm = 0;
+	if
+	:: sok ->
+		j = 0;
+		do
+		:: j < NEV ->
+			if
+			:: jseq[j] != 0 && jseq[j] >= cNext[c] -> dm = dm | (1 << j)
+			:: else -> skip
+			fi;
+			j++
+		:: else -> break
+		od;
+		j = 0;
+		if
+		:: jlast >= cNext[c] -> cNext[c] = jlast + 1; cKnown[c] = jlast
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+}
+
+/* registry.catchUp: a delta round with what the journal recorded since
+ * cursor c, if anything (sent); the read and the synchronize RPC carrying it
+ * are one step. failed: errJournalOverrun (closed cursor) or a dead plugin. */
+inline catchUp(c, p) {
+	atomic {
+		since(c);
+		sent = false; failed = false;
+		if
+		:: !sok -> failed = true
+		:: sok && dm != 0 && alive[p] -> known[p] = known[p] | dm; sent = true
+		:: sok && dm != 0 && !alive[p] -> failed = true
+		:: else -> skip
+		fi;
+		sok = false; dm = 0
+	}
+}
+
+/* slot.leaveStandby: the standby, its grace timer and its cursor end */
+inline leaveStandby() {
+	sStandby = NONE; graceArmed = false; closeCursor(RES)
+}
+
 /* registry.startReactivation; g.mu is held */
 inline startReactivation(p) {
 	reactivating++;
@@ -158,21 +284,25 @@ inline startReactivation(p) {
 #ifndef BUG_NO_RESERVE
 	enqueue(p);
 #endif
+#ifdef BUG_RESUME_AT_LOSS
+	closeCursor(RES); openCursor(RES);
+#endif
 	run reactivate(p)
 }
 
 /* registry.remove (and rebuild): out of its slot and of event delivery; a
- * lost active instance with a standby reserves the gate at once. */
+ * lost active instance with a standby reserves the gate at once (the
+ * standby keeps its cursor for the reactivation). */
 inline remove(p) {
 	atomic {
 		sb = NONE;
 		if
 		:: p == sCand -> sCand = NONE
-		:: p != sCand && p == sStandby -> sStandby = NONE; graceArmed = false
+		:: p != sCand && p == sStandby -> leaveStandby()
 		:: p != sCand && p != sStandby && p == sActive ->
 			sActive = NONE; listMask = 0;
 			if
-			:: sStandby != NONE -> sb = sStandby; graceArmed = false
+			:: sStandby != NONE -> sb = sStandby; graceArmed = false /* stopGrace */
 			:: else -> skip
 			fi
 		:: else -> skip
@@ -252,7 +382,8 @@ inline tell(p) {
 #endif
 }
 
-/* registry.swap, under g.mu (the caller holds the adaptation's lock) */
+/* registry.swap, under g.mu (the caller holds the adaptation's lock); a new
+ * standby gets slot.resume, a cursor at the dispatch count */
 inline swap(p) {
 	atomic {
 		if
@@ -269,9 +400,9 @@ inline swap(p) {
 			:: else -> skip
 			fi;
 			if
-			:: sStandby == p -> sStandby = NONE; retiredId[id[p]] = false
+			:: sStandby == p -> leaveStandby(); retiredId[id[p]] = false
 			:: sStandby != p && sStandby != NONE ->
-				dropped = sStandby; sStandby = NONE; graceArmed = false
+				dropped = sStandby; leaveStandby()
 			:: else -> skip
 			fi;
 			sActive = p;
@@ -279,7 +410,13 @@ inline swap(p) {
 			:: from != NONE ->
 				retiredId[id[from]] = true; supBy[id[from]] = p;
 				if
-				:: graceOn -> sStandby = from; asStandby = true; graceArmed = true
+				:: graceOn -> sStandby = from; asStandby = true; graceArmed = true;
+#ifndef BUG_RESUME_AT_LOSS
+					/* no event is in flight: from knows every one so far */
+					openCursor(RES)
+#else
+					skip
+#endif
 				:: else -> skip
 				fi
 			:: else -> skip
@@ -296,15 +433,15 @@ inline swap(p) {
 	}
 }
 
-/* registry.switchTo: under the adaptation's lock, with the dispatch
- * sequence check when check is set */
-inline switchTo(p, check) {
+/* registry.switchTo: under the adaptation's lock, with the check
+ * cursor.knows(dispatched) when cursor c is given (not NONE) */
+inline switchTo(p, c) {
 	atomic {
 		!lk -> lk = true;
 		missed = false;
 #ifndef BUG_NO_SEQ_CHECK
 		if
-		:: check && nd != r -> missed = true
+		:: c != NONE && nd > cKnown[c] -> missed = true
 		:: else -> skip
 		fi;
 #endif
@@ -326,53 +463,61 @@ inline switchTo(p, check) {
 #endif
 }
 
-/* registry.commit: the caller holds the sync gate. haveBase tells whether
- * phase 1 synchronized p already. ok tells the outcome. A snapshot
- * (registry.snapshot, changesSince) reads the dispatch count, then the
- * state; the state read and the synchronize RPC carrying it are one step. */
+/* registry.commit: the caller holds the sync gate. c is the cursor p's
+ * knowledge of the runtime's state ends at (NONE: none, p gets its full
+ * round now, with a cursor c = p opened first); reac tells a reactivation,
+ * whose first round is the delta since c (RES) even if empty. ok tells the
+ * outcome. The state read and the synchronize RPC carrying it are one step. */
 inline commit(p) {
-	ok = false;
+	ok = false; failed = false;
 	if
 	:: atomic { !(sCand == p || sStandby == p) -> excused[p] = true }; /* pending: errDisplaced */
 		goto cdone
 	:: else -> skip
 	fi;
 	if
-	:: !haveBase ->
-		r = nd;
+	:: reac ->
+		atomic {
+			since(c);
+			if
+			:: !sok -> c = NONE /* what it missed was not kept: a full round */
+			:: sok && alive[p] -> known[p] = known[p] | dm; synced[p] = true
+			:: sok && !alive[p] -> failed = true
+			fi;
+			sok = false; dm = 0
+		};
 		if
-		:: atomic { alive[p] -> snap = stateMask; known[p] = snap; bmask = snap; synced[p] = true; snap = 0 }
+		:: failed -> goto cdone
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	if
+	:: c == NONE ->
+		c = p;
+		atomic { openCursor(c) }; /* no operation is in flight: nothing to drain */
+		if
+		:: atomic { alive[p] -> known[p] = stateMask; synced[p] = true }
 		:: atomic { !alive[p] -> skip }; goto cdone
-		fi;
-		catchUp = false
-	:: else -> catchUp = true
+		fi
+	:: else -> skip
 	fi;
 	round = 0;
 	do
 	:: true ->
+		catchUp(c, p);
 		if
-		:: catchUp ->
-			r = nd;
-			if
-			:: atomic {
-				stateMask == bmask -> skip /* an empty delta is not sent */
-			}
-			:: atomic {
-				stateMask != bmask && alive[p] ->
-				snap = stateMask; known[p] = known[p] | snap; bmask = snap; snap = 0
-			}
-			:: atomic { stateMask != bmask && !alive[p] -> skip }; goto cdone
-			fi
+		:: failed -> goto cdone
 		:: else -> skip
 		fi;
 		if
-		:: round == MAXCATCHUPS - 1 -> gaveUp = true; switchTo(p, false); break
-		:: else -> switchTo(p, true);
+		:: round == MAXCATCHUPS - 1 -> gaveUp = true; switchTo(p, NONE); break
+		:: else -> switchTo(p, c);
 			if
 #ifdef BUG_MISSED_FAILS
 			:: missed -> ok = false; break
 #else
-			:: missed -> catchUp = true; round++
+			:: missed -> round++
 #endif
 			:: else -> break
 			fi
@@ -427,14 +572,15 @@ inline relay(e, gated, ep) {
 	}
 }
 
-/* A runtime operation under BlockPluginSync: Adaptation.BlockPluginSync,
- * one event (Adaptation.CreateContainer etc., dispatch.go), the runtime
- * applying it to its state, Unblock. */
+/* A runtime operation under BlockPluginSync: Adaptation.BlockPluginSync
+ * (syncGate.RLock, a hold in bucket hb), one event (Adaptation.CreateContainer
+ * etc., dispatch.go: relay, then journal.note, under the adaptation's lock),
+ * the runtime applying it to its state, Unblock (syncGate.RUnlock). */
 proctype runtimeOp(byte e) {
-	byte lst, got, j, sb, ep;
-	atomic { !writer && qlen == 0 -> readers++; ep = lossSeq }; /* syncGate.RLock */
-	atomic { !lk -> lk = true; relay(e, true, ep); lk = false };
-	atomic { stateMask = stateMask | (1 << e); readers--; ep = 0; busy-- }
+	byte lst, got, j, sb, ep, hb;
+	atomic { !writer && qlen == 0 -> readers++; hb = gcur; held[hb]++; ep = lossSeq };
+	atomic { !lk -> lk = true; relay(e, true, ep); note(e); lk = false };
+	atomic { stateMask = stateMask | (1 << e); readers--; held[hb]--; hb = 0; ep = 0; busy-- }
 }
 
 /* A container exit: containerd's NotifyContainerExit -> Adaptation.StopContainer,
@@ -442,17 +588,19 @@ proctype runtimeOp(byte e) {
 proctype exitEvent(byte e) {
 	byte lst, got, j, sb;
 	stateMask = stateMask | (1 << e);
-	atomic { !lk -> lk = true; relay(e, false, 0); lk = false; busy-- }
+	atomic { !lk -> lk = true; relay(e, false, 0); note(e); lk = false; busy-- }
 }
 
 /* An instance connecting and joining: Adaptation.serveConn (listener.go),
  * plugin.start -> RegisterPlugin -> registry.screen / registry.place /
  * handoverPolicy.mayClaim, then registry.admit: takeoverFrom, phase 1
- * (snapshot + synchronize outside the gate), syncGate.Lock, registry.commit,
- * switchTo, swap, tell, syncGate.Unlock; registry.fail on failure. */
+ * (registry.prepare: journal.openCursor, syncGate.drain, snapshot + full
+ * synchronize, up to preGateRounds delta rounds, all outside the gate),
+ * syncGate.Lock, registry.commit (catchUp, switchTo, swap, tell),
+ * syncGate.Unlock, cursor.close; registry.fail on failure. */
 proctype join(byte i) {
-	byte sb, displaced, r, snap, bmask, round, from, dropped, j;
-	bool haveBase, catchUp, missed, ok, gaveUp, asStandby;
+	byte sb, displaced, round, from, dropped, j, dm, c, dold;
+	bool haveBase, missed, ok, asStandby, reac, failed, sent, sok;
 	/* RegisterPlugin */
 	if
 	:: atomic { !alive[i] -> skip }; goto out /* lost before registration */
@@ -470,60 +618,85 @@ proctype join(byte i) {
 	:: else -> skip
 	fi;
 	haveBase = (sActive != NONE); /* admit: takeoverFrom */
-	/* phase 1: the predecessor keeps handling events */
+	c = NONE;
+	/* phase 1 (registry.prepare): the predecessor keeps handling events */
 	if
 	:: haveBase ->
-		r = nd;
+		c = i;
+		atomic { openCursor(c) };
+#ifndef BUG_NO_DRAIN
+		drain();
+#endif
 		if
-		:: atomic { alive[i] -> snap = stateMask; known[i] = snap; bmask = snap; synced[i] = true; snap = 0 }
-		:: atomic { !alive[i] -> skip }; shutdown(i); goto out
-		fi
+		:: atomic { alive[i] -> known[i] = stateMask; synced[i] = true }
+		:: atomic { !alive[i] -> closeCursor(c) }; shutdown(i); goto out
+		fi;
+		round = 0;
+		do
+		:: round < PREGATE ->
+			catchUp(c, i);
+			if
+			:: failed -> atomic { closeCursor(c) }; shutdown(i); goto out
+			:: !failed && !sent -> break
+			:: else -> round++
+			fi
+		:: else -> break
+		od
 	:: else -> skip
 	fi;
 	enqueue(i);
 	lockTicket(i);
+	reac = false;
 	commit(i);
-	gateUnlock();
+	/* admit's cursor closes when it returns (Go: after Unlock; it is read no more) */
+	atomic { gateUnlock(); closeCursor(i) };
 	if
 	:: !ok -> shutdown(i)
 	:: else -> skip
 	fi;
 out:
-	atomic { sb = 0; displaced = 0; r = 0; bmask = 0; round = 0; from = 0; dropped = 0; j = 0;
-		haveBase = false; catchUp = false; missed = false; ok = false; gaveUp = false; asStandby = false }
+	atomic { sb = 0; displaced = 0; round = 0; from = 0; dropped = 0; j = 0; dm = 0; c = 0; dold = 0;
+		haveBase = false; missed = false; ok = false; asStandby = false; reac = false;
+		failed = false; sent = false; sok = false }
 }
 
 /* registry.reactivate, started by registry.startReactivation from
- * registry.remove: the standby re-synchronized under the gate reserved when
- * the loss was noticed. */
+ * registry.remove: under the gate reserved when the loss was noticed, the
+ * standby is told what changed since its switch made it one (slot.resume),
+ * in a round marked as a reactivation, then the same catch-up and check. */
 proctype reactivate(byte i) {
-	byte sb, r, snap, bmask, round, from, dropped, j;
-	bool haveBase, catchUp, missed, ok, gaveUp, asStandby;
+	byte sb, round, from, dropped, j, dm, c;
+	bool missed, ok, asStandby, reac, failed, sent, sok;
 	became[i] = false;
 #ifdef BUG_NO_RESERVE
 	enqueue(i);
 #endif
-	lockTicket(i);
-	haveBase = false;
+	/* i's own cursor (c = i if the resume cursor is gone) is free: its join
+	 * closed it with the gate, before anyone could supersede i */
+	atomic { lockTicket(i); assert(!cOpen[i]) };
+	c = RES; reac = true;
 	commit(i);
-	/* the reactivation is over when the gate opens */
+	/* the reactivation is over when the gate opens; a cursor commit opened
+	 * for a full round (c = i) closes with it */
 #ifdef BUG_KEEP_GATE
 	atomic {
 		reactivating--;
+		closeCursor(i);
 		if
 		:: ok -> gateUnlock()
 		:: else -> skip
 		fi
 	};
 #else
-	atomic { reactivating--; gateUnlock() };
+	atomic { reactivating--; closeCursor(i); gateUnlock() };
 #endif
 	if
 	:: !ok -> shutdown(i)
 	:: else -> skip
 	fi;
-	atomic { sb = 0; r = 0; bmask = 0; round = 0; from = 0; dropped = 0; j = 0;
-		haveBase = false; catchUp = false; missed = false; ok = false; gaveUp = false; asStandby = false }
+	atomic { sb = 0; round = 0; from = 0; dropped = 0; j = 0; dm = 0; c = 0;
+		missed = false; ok = false; asStandby = false; reac = false;
+		failed = false; sent = false; sok = false }
 }
 
 /* kill -9 of one plugin process (any of them) at any step, or of none, then
@@ -554,12 +727,13 @@ end:
 	timeout -> assert(busy == 0 || D_no_deadlock)
 }
 
-/* time.AfterFunc(grace, registry.graceOver) */
+/* time.AfterFunc(grace, registry.graceOver): slot.leaveStandby, then the
+ * notice */
 proctype graceTimer() {
 	byte sb, p;
 end:
 	do
-	:: atomic { graceArmed -> graceArmed = false; p = sStandby; sStandby = NONE; excused[p] = true };
+	:: atomic { graceArmed -> p = sStandby; leaveStandby(); excused[p] = true };
 		shutdown(p)
 	od
 }
