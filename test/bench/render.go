@@ -81,27 +81,13 @@ func (d *doc) render(path string) (string, error) {
 
 // Section renders the table and the reading of one part of the report.
 func (d *doc) Section(id string) (string, error) {
-	switch id {
-	case "summary":
-		return d.summary(), nil
-	case "events":
-		return d.events(), nil
-	case "blocksync":
-		return d.blockSync(), nil
-	case "idle":
-		return d.idle(), nil
-	case "handover":
-		return d.handover(), nil
-	case "stall":
-		return d.stall(), nil
-	case "fanout":
-		return d.fanOut(), nil
-	case "sync":
-		return d.sync(), nil
-	case "micro":
-		return d.microTable(), nil
-	case "failures":
-		return d.failureList(), nil
+	sections := map[string]func() string{
+		"summary": d.summary, "events": d.events, "blocksync": d.blockSync, "idle": d.idle,
+		"handover": d.handover, "stall": d.stall, "fanout": d.fanOut, "sync": d.sync,
+		"micro": d.microTable, "failures": d.failureList,
+	}
+	if f, ok := sections[id]; ok {
+		return f(), nil
 	}
 	return "", fmt.Errorf("no section %q", id)
 }
@@ -143,11 +129,17 @@ func med(s stat, k float64) string {
 	return num(s.med * k)
 }
 
-func table(head []string, rows [][]string) string {
+// table renders a markdown table, its first column left-aligned and the
+// others right-aligned.
+func table(head []string, rows [][]string) string { return alignedTable(1, head, rows) }
+
+// alignedTable renders a markdown table, its first left columns
+// left-aligned and the others right-aligned.
+func alignedTable(left int, head []string, rows [][]string) string {
 	var sb strings.Builder
 	sb.WriteString("| " + strings.Join(head, " | ") + " |\n|")
 	for i := range head {
-		if i == 0 {
+		if i < left {
 			sb.WriteString("---|")
 		} else {
 			sb.WriteString("---:|")
@@ -405,7 +397,7 @@ func (d *doc) summary() string {
 	floor := ev1.ratio(ours, floorArm, "dispatch.p50Ns")
 	fan := d.get("fanout").ratio(oursSequential, oursFanOut, "dispatch.p50Ns")
 	sizes := joinInts(d.sizes, " / ")
-	return table([]string{"target", "figure", "measured", "goal", "status"}, [][]string{
+	return alignedTable(2, []string{"target", "figure", "measured", "goal", "status"}, [][]string{
 		{"1", "runtime operations held while a takeover commits (gate-held ms) at " + sizes + " containers", strings.Join(held, " / "), "≤ 1 ms", verdict(heldWorst, 1, true)},
 		{"2", "event path p50 ours/upstream at 1 / 4 / 16 plugins", strings.Join(evs, " / "), "≤ 0.9", verdict(evWorst, 0.9, true)},
 		{"2", "event path p50 at 1 plugin ÷ bare ttrpc floor", med(floor, 1) + " (upstream " + med(ev1.ratio(upstream, floorArm, "dispatch.p50Ns"), 1) + ")", "≤ 1.2", verdict(floor, 1.2, true)},
