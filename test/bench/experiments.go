@@ -111,9 +111,12 @@ func experiments(x *binaries, rounds int, sizes []int) []experiment {
 		x.on(ours, ours, "", "blocksync", "-n", fmt.Sprint(blockSyncOps)),
 		x.on(upstream, upstream, "", "blocksync", "-n", fmt.Sprint(blockSyncOps)),
 	}})
+	// a small node: each of the idle plugins is synchronized once, one
+	// after the other
+	idle := []string{"-plugins", fmt.Sprint(idlePlugins), "-containers", "100"}
 	out = append(out, experiment{id: "idle", rounds: max(1, (rounds+1)/2), arms: []arm{
-		x.on(ours, ours, ours, "idle", "-plugins", fmt.Sprint(idlePlugins)),
-		x.on(upstream, upstream, upstream, "idle", "-plugins", fmt.Sprint(idlePlugins)),
+		x.on(ours, ours, ours, "idle", idle...),
+		x.on(upstream, upstream, upstream, "idle", idle...),
 	}})
 	for _, n := range sizes {
 		ctrs := fmt.Sprint(n)
