@@ -24,6 +24,7 @@ type benchPlugin struct {
 	delay, work    time.Duration
 	deltaFull      bool
 	emit           *loadgen.Emitter
+	synced         func() // called after a full round
 
 	mu   sync.Mutex
 	full int // objects in the last full round
@@ -50,6 +51,7 @@ func (p *benchPlugin) SynchronizeRound(ctx context.Context, info *stub.SyncInfo,
 	}
 	if !delta {
 		p.emit.Emit(loadgen.PluginEvent{Ev: "synced", Objects: n})
+		p.synced()
 	}
 	return nil, nil
 }
@@ -94,9 +96,9 @@ func main() {
 
 	emit := loadgen.NewEmitter(*instance)
 	logger := stub.NewSlogLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	err := loadgen.Serve(emit, *name, *idx, *count, func(name, idx string) error {
+	err := loadgen.Serve(emit, *name, *idx, *count, func(name, idx string, synced func()) error {
 		p := &benchPlugin{name: name, instance: *instance, delay: *delay, work: *work,
-			deltaFull: *deltaCost == "full", emit: emit}
+			deltaFull: *deltaCost == "full", emit: emit, synced: synced}
 		st, err := stub.New(p,
 			stub.WithPluginName(name), stub.WithPluginIdx(idx), stub.WithSocketPath(*socket),
 			stub.WithInstanceID(*instance), stub.WithPluginVersion(*version), stub.WithGeneration(*generation),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -15,10 +16,15 @@ func CountName(name string, i int) string { return fmt.Sprintf("%s%d", name, i) 
 // Serve is the main loop of a benchmark plugin process, whichever stub it
 // is built on. It prints the start event with the process's memory, answers
 // SIGUSR1 with a mem event, and runs count plugins (at least one) through
-// run, which blocks while the plugin named name with index idx runs. With
-// count > 1 the plugins are named by CountName and indexed by their number.
-// It returns when the first plugin stops.
-func Serve(emit *Emitter, name, idx string, count int, run func(name, idx string) error) error {
+// run, which blocks while the plugin named name with index idx runs and
+// calls synced once the plugin was synchronized. With count > 1 the plugins
+// are named by CountName and indexed by their number, and each starts once
+// its predecessor was synchronized (or after a bound): a hundred plugins
+// registering at once overwhelm upstream's runtime on a busy machine (its
+// registration timeouts close connections, on which it can panic), and the
+// benchmark measures idle plugins, not a registration storm. It returns when
+// the first plugin stops.
+func Serve(emit *Emitter, name, idx string, count int, run func(name, idx string, synced func()) error) error {
 	m := Memory()
 	emit.Emit(PluginEvent{Ev: "start", RSS: m.rss, Heap: m.heap})
 	sig := make(chan os.Signal, 1)
@@ -30,11 +36,24 @@ func Serve(emit *Emitter, name, idx string, count int, run func(name, idx string
 		}
 	}()
 	if count <= 1 {
-		return run(name, idx)
+		return run(name, idx, func() {})
 	}
 	errs := make(chan error, count)
 	for i := 0; i < count; i++ {
-		go func() { errs <- run(CountName(name, i), fmt.Sprintf("%02d", i)) }()
+		ready := make(chan struct{})
+		var once sync.Once
+		go func() {
+			errs <- run(CountName(name, i), fmt.Sprintf("%02d", i), func() { once.Do(func() { close(ready) }) })
+		}()
+		t := time.NewTimer(30 * time.Second)
+		select {
+		case <-ready:
+		case err := <-errs:
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	return <-errs
 }

@@ -19,6 +19,7 @@ type benchPlugin struct {
 	name, instance string
 	delay, work    time.Duration
 	emit           *loadgen.Emitter
+	synced         func() // called after Synchronize
 }
 
 func (p *benchPlugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
@@ -28,6 +29,7 @@ func (p *benchPlugin) Synchronize(ctx context.Context, pods []*api.PodSandbox, c
 		return nil, err
 	}
 	p.emit.Emit(loadgen.PluginEvent{Ev: "synced", Objects: n})
+	p.synced()
 	return nil, nil
 }
 
@@ -62,8 +64,8 @@ func runPlugin(args []string) {
 	_ = fs.Parse(args)
 
 	emit := loadgen.NewEmitter(*instance)
-	err := loadgen.Serve(emit, *name, *idx, *count, func(name, idx string) error {
-		p := &benchPlugin{name: name, instance: *instance, delay: *delay, work: *work, emit: emit}
+	err := loadgen.Serve(emit, *name, *idx, *count, func(name, idx string, synced func()) error {
+		p := &benchPlugin{name: name, instance: *instance, delay: *delay, work: *work, emit: emit, synced: synced}
 		st, err := stub.New(p, stub.WithPluginName(name), stub.WithPluginIdx(idx), stub.WithSocketPath(*socket))
 		if err != nil {
 			return err
