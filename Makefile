@@ -99,14 +99,16 @@ UPSTREAM_SUITE_FLAGS ?=
 upstream-suite:
 	GO="$(GO)" GO_TEST_FLAGS="$(RACE) -count=1 -timeout $(TEST_TIMEOUT)" hack/upstream-suite.sh $(UPSTREAM_SUITE_FLAGS)
 
-# bench compares our adaptation with upstream v0.12.5 (test/bench: registration
-# stall, CreateContainer cost, memory, handover duration) and prints markdown
-# tables; about 2 minutes on 2 cores.
+# bench compares our adaptation with upstream v0.12.5 side by side (event
+# path at 1/4/16 plugins and against a bare ttrpc floor, BlockPluginSync, idle
+# plugins' memory, handover commit and plugin synchronization at 1 000/10 000/
+# 50 000 containers, notification fan-out, pkg/adaptation micro-benchmarks),
+# in rounds alternating the implementations, and writes docs/benchmarks.md
+# (test/bench/README.md). About 7 minutes on 2 cores. BENCH_FLAGS: e.g.
+# -rounds 2 -sizes 1000 -skip-micro -out /tmp/b.md for a quick look.
 BENCH_FLAGS ?=
 bench:
-	@mkdir -p $(BIN)
-	$(GO) test -run '^$$' -bench . -timeout 10m $(BENCH_FLAGS) ./test/bench/ > $(BIN)/bench.txt || { cat $(BIN)/bench.txt; exit 1; }
-	$(GO) run ./test/bench/benchtable < $(BIN)/bench.txt
+	$(GO) run ./test/bench $(BENCH_FLAGS)
 
 # soak runs the exactly-once suite (test/handover, label exactly-once) for
 # SOAK_DURATION (half with the default policy, half with a standby grace):

@@ -21,9 +21,10 @@ import (
 
 type benchPlugin struct {
 	name, instance string
-	delay          time.Duration
+	delay, work    time.Duration
 	deltaFull      bool
 	emit           *loadgen.Emitter
+	synced         func() // called after a full round
 
 	mu   sync.Mutex
 	full int // objects in the last full round
@@ -45,11 +46,12 @@ func (p *benchPlugin) SynchronizeRound(ctx context.Context, info *stub.SyncInfo,
 	p.mu.Unlock()
 
 	p.emit.Emit(loadgen.PluginEvent{Ev: "sync", Objects: n, Delta: delta})
-	if err := sleep(ctx, cost); err != nil {
+	if err := loadgen.Work(ctx, cost); err != nil {
 		return nil, err
 	}
 	if !delta {
 		p.emit.Emit(loadgen.PluginEvent{Ev: "synced", Objects: n})
+		p.synced()
 	}
 	return nil, nil
 }
@@ -64,7 +66,12 @@ func (p *benchPlugin) RoleChange(_ context.Context, req *api.RoleChangeRequest) 
 func (p *benchPlugin) CreateContainer(_ context.Context, _ *api.PodSandbox, _ *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
 	adj := &api.ContainerAdjustment{}
 	adj.AddAnnotation(loadgen.MarkKey(p.name), p.instance)
+	adj.AddEnv(loadgen.EnvKey(p.name), p.instance)
 	return adj, nil, nil
+}
+
+func (p *benchPlugin) StartContainer(ctx context.Context, _ *api.PodSandbox, _ *api.Container) error {
+	return loadgen.Work(ctx, p.work)
 }
 
 func (p *benchPlugin) Shutdown(context.Context) {
@@ -82,35 +89,28 @@ func main() {
 		generation = fs.Uint64("generation", 0, "rollout generation")
 		delay      = fs.Duration("sync-delay", 0, "time a full Synchronize takes")
 		deltaCost  = fs.String("delta-cost", "proportional", "cost of a delta round: proportional or full")
+		work       = fs.Duration("work", 0, "time StartContainer takes")
+		count      = fs.Int("count", 1, "plugins to run in this process")
 	)
 	_ = fs.Parse(os.Args[1:])
 
-	p := &benchPlugin{name: *name, instance: *instance, delay: *delay, deltaFull: *deltaCost == "full",
-		emit: loadgen.NewEmitter(*instance)}
+	emit := loadgen.NewEmitter(*instance)
 	logger := stub.NewSlogLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	st, err := stub.New(p,
-		stub.WithPluginName(*name), stub.WithPluginIdx(*idx), stub.WithSocketPath(*socket),
-		stub.WithInstanceID(*instance), stub.WithPluginVersion(*version), stub.WithGeneration(*generation),
-		stub.WithLogger(logger), stub.WithHandover(),
-	)
+	err := loadgen.Serve(emit, *name, *idx, *count, func(name, idx string, synced func()) error {
+		p := &benchPlugin{name: name, instance: *instance, delay: *delay, work: *work,
+			deltaFull: *deltaCost == "full", emit: emit, synced: synced}
+		st, err := stub.New(p,
+			stub.WithPluginName(name), stub.WithPluginIdx(idx), stub.WithSocketPath(*socket),
+			stub.WithInstanceID(*instance), stub.WithPluginVersion(*version), stub.WithGeneration(*generation),
+			stub.WithLogger(logger), stub.WithHandover(),
+		)
+		if err != nil {
+			return err
+		}
+		return st.Run(context.Background())
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
-	}
-	p.emit.Emit(loadgen.PluginEvent{Ev: "start"})
-	if err := st.Run(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

@@ -22,13 +22,23 @@ const MarkPrefix = "bench.nri.io/"
 // MarkKey is the annotation key plugin name sets.
 func MarkKey(name string) string { return MarkPrefix + name }
 
+// EnvKey is the environment variable plugin name sets in CreateContainer,
+// valued with its instance.
+func EnvKey(name string) string { return "BENCH_" + strings.ToUpper(name) }
+
 // Runtime is a container runtime with an NRI adaptation under test.
 type Runtime interface {
-	// Op is one runtime operation: hold BlockPluginSync, relay a
-	// CreateContainer event for a new container, add the container to the
-	// runtime's state and release the block. It returns the annotations the
-	// plugins' merged adjustment sets.
+	// Op is one runtime operation, the event path: hold BlockPluginSync,
+	// relay a CreateContainer event for a new container (the plugins answer
+	// with an annotation and an environment variable each), add the
+	// container to the runtime's state, release the block, relay
+	// StartContainer. It returns the annotations the plugins' merged
+	// adjustment sets.
 	Op(ctx context.Context, i int) (map[string]string, error)
+	// Notify holds BlockPluginSync and relays StartContainer for a
+	// container the runtime holds: a notification (its replies carry nothing
+	// back but an error) that adds nothing to the runtime's state.
+	Notify(ctx context.Context, i int) error
 }
 
 // sample is one paced operation.
@@ -45,6 +55,8 @@ type sample struct {
 type pacer struct {
 	rt       Runtime
 	interval time.Duration
+	// changeEvery: operation i is an Op if i%changeEvery == 0, else a Notify.
+	changeEvery int
 	// until returns true once an annotation set ends the wait it watches.
 	watch func(map[string]string) bool
 
@@ -75,7 +87,13 @@ func (p *pacer) run(ctx context.Context, stop <-chan struct{}) {
 			default:
 			}
 		}
-		ann, err := p.rt.Op(ctx, i)
+		var ann map[string]string
+		var err error
+		if p.changeEvery <= 1 || i%p.changeEvery == 0 {
+			ann, err = p.rt.Op(ctx, i)
+		} else {
+			err = p.rt.Notify(ctx, i)
+		}
 		lat := time.Since(sched)
 		p.mu.Lock()
 		p.samples = append(p.samples, sample{sched: sched, lat: lat, err: err != nil})
@@ -96,6 +114,10 @@ type StallConfig struct {
 	Warmup   time.Duration // operations before the plugin is launched
 	Tail     time.Duration // operations after the plugin took over
 	Timeout  time.Duration // give up waiting for the plugin after this
+	// ChangeEvery makes only every so many operations create a container
+	// (the others are a Notify), so that few objects change while a plugin
+	// synchronizes; 0 or 1: all of them do.
+	ChangeEvery int
 	// Name and Instance identify the plugin whose first handled event ends
 	// the registration window.
 	Name, Instance string
@@ -127,10 +149,11 @@ func Stall(ctx context.Context, rt Runtime, cfg StallConfig, launch func() error
 	}
 	want := cfg.Instance
 	p := &pacer{
-		rt:       rt,
-		interval: cfg.Interval,
-		seen:     make(chan struct{}),
-		watch:    func(ann map[string]string) bool { return ann[MarkKey(cfg.Name)] == want },
+		rt:          rt,
+		interval:    cfg.Interval,
+		changeEvery: cfg.ChangeEvery,
+		seen:        make(chan struct{}),
+		watch:       func(ann map[string]string) bool { return ann[MarkKey(cfg.Name)] == want },
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})

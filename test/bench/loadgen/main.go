@@ -1,7 +1,9 @@
 package loadgen
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -15,6 +17,9 @@ type Harness interface {
 	Runtime
 	Start() error
 	Stop()
+	// BlockUnblock takes and releases the adaptation's BlockPluginSync
+	// hold once.
+	BlockUnblock()
 }
 
 // Extras is implemented by a harness that measures more than Op latency,
@@ -23,26 +28,75 @@ type Extras interface {
 	Extra() map[string]float64
 }
 
-// Factory creates a harness listening on socket and holding containers
-// containers (in pods of ten) before any plugin connects.
-type Factory func(socket string, containers int) (Harness, error)
+// Config is what a Factory needs to create a harness.
+type Config struct {
+	Socket string
+	// Containers are seeded (in pods of ten) before any plugin connects.
+	Containers int
+	// FanOut relays notifications to all plugins at once (ours only).
+	FanOut bool
+}
+
+// ErrUnsupported is returned by a Factory for a configuration its
+// implementation cannot run.
+var ErrUnsupported = errors.New("not supported by this implementation")
+
+// WarmupOps run before a timed loop of operations.
+const WarmupOps = 100
+
+// PluginTimeout is the plugin registration and request timeout both
+// benchmark runtimes set.
+const PluginTimeout = 30 * time.Second
+
+// Factory creates a harness.
+type Factory func(Config) (Harness, error)
 
 // Result is the one JSON line a benchmark runtime prints.
 type Result struct {
 	Stall    *StallResult    `json:"stall,omitempty"`
 	Dispatch *DispatchResult `json:"dispatch,omitempty"`
-	// MemBefore is taken with the state seeded and the adaptation created,
-	// MemAfter once the plugin is synchronized and handling events.
-	MemBefore *MemResult `json:"memBefore,omitempty"`
-	MemAfter  *MemResult `json:"memAfter,omitempty"`
-	Err       string     `json:"err,omitempty"`
+	Idle     *IdleResult     `json:"idle,omitempty"`
+	Sync     *SyncResult     `json:"sync,omitempty"`
+	Err      string          `json:"err,omitempty"`
+}
+
+// IdleResult is what connected idle plugins cost: the runtime's heap and
+// RSS growth per plugin, and the plugin process's RSS and heap growth per
+// stub (all stubs run in one process).
+type IdleResult struct {
+	Plugins          int     `json:"plugins"`
+	RuntimeHeapKB    float64 `json:"runtimeHeapKB"`
+	RuntimeRSSKB     float64 `json:"runtimeRSSKB"`
+	StubRSSKB        float64 `json:"stubRSSKB"`
+	StubHeapKB       float64 `json:"stubHeapKB"`
+	RuntimeHeapMiB   float64 `json:"runtimeHeapMiB"`
+	PluginProcRSSMiB float64 `json:"pluginProcRSSMiB"`
+}
+
+// SyncResult is one plugin synchronizing with a node of Containers.
+type SyncResult struct {
+	Containers int `json:"containers"`
+	// RegisterMs runs from launching the plugin process to the completion of
+	// the first runtime operation it handled.
+	RegisterMs float64 `json:"registerMs"`
+	// HeapPerCtrB is the runtime's heap growth (after GC) from before the
+	// plugin was launched to after it handled its first event, per container.
+	HeapPerCtrB  float64 `json:"heapPerCtrB"`
+	HeapMiB      float64 `json:"heapMiB"`
+	RSSGrowthMiB float64 `json:"rssGrowthMiB"`
+	// PeakRSSGrowthMiB is the process's resident high-water mark at the end
+	// minus its RSS before the plugin was launched: what synchronizing
+	// needed at its peak.
+	PeakRSSGrowthMiB float64 `json:"peakRSSGrowthMiB"`
 }
 
 // Main is the command line shared by the benchmark runtimes:
 //
-//	stall    -containers N -sync-delay D [-predecessor] -plugin CMD
-//	dispatch -plugins K -n N -plugin CMD
-//	memory   -containers N -plugin CMD
+//	stall     -containers N -sync-delay D [-predecessor] [-interval D] [-change-every K] -plugin CMD
+//	events    -plugins K -n N [-event op|start] [-work D] [-fanout] -plugin CMD
+//	blocksync -n N
+//	idle      -plugins K -plugin CMD
+//	sync      -containers N -plugin CMD
 //
 // CMD is the plugin's command line; PluginFlags are appended to it.
 //
@@ -66,28 +120,49 @@ func Main(f Factory) {
 	}
 }
 
+// opts are the flags of every mode.
+type opts struct {
+	containers  int
+	plugin      string
+	syncDelay   time.Duration
+	predecessor bool
+	interval    time.Duration
+	changeEvery int
+	warmup      time.Duration
+	tail        time.Duration
+	plugins     int
+	n           int
+	event       string
+	work        time.Duration
+	fanOut      bool
+	timeout     time.Duration
+}
+
 func run(f Factory, args []string) (*Result, error) {
 	if len(args) == 0 {
-		return nil, fmt.Errorf("usage: stall|dispatch|memory [flags]")
+		return nil, fmt.Errorf("usage: stall|events|blocksync|idle|sync [flags]")
 	}
 	mode := args[0]
+	var o opts
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
-	var (
-		containers  = fs.Int("containers", 1000, "containers the runtime holds before the plugin registers")
-		plugin      = fs.String("plugin", "", "plugin command line")
-		syncDelay   = fs.Duration("sync-delay", 200*time.Millisecond, "time a plugin's full Synchronize takes")
-		predecessor = fs.Bool("predecessor", false, "stall: an instance of the plugin is active before the measured one registers")
-		interval    = fs.Duration("interval", 2*time.Millisecond, "stall: pacing of runtime operations")
-		warmup      = fs.Duration("warmup", 300*time.Millisecond, "stall: operations before the plugin starts")
-		tail        = fs.Duration("tail", 100*time.Millisecond, "stall: operations after the plugin took over")
-		plugins     = fs.Int("plugins", 1, "dispatch: number of plugins")
-		n           = fs.Int("n", 2000, "dispatch: operations to time")
-		timeout     = fs.Duration("timeout", 60*time.Second, "overall limit")
-	)
+	fs.IntVar(&o.containers, "containers", 1000, "containers the runtime holds before the plugin registers")
+	fs.StringVar(&o.plugin, "plugin", "", "plugin command line")
+	fs.DurationVar(&o.syncDelay, "sync-delay", 200*time.Millisecond, "stall: time a plugin's full Synchronize takes")
+	fs.BoolVar(&o.predecessor, "predecessor", false, "stall: an instance of the plugin is active before the measured one registers")
+	fs.DurationVar(&o.interval, "interval", 2*time.Millisecond, "stall: pacing of runtime operations")
+	fs.IntVar(&o.changeEvery, "change-every", 1, "stall: only every so many operations create a container, the others only start one")
+	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "stall: operations before the plugin starts")
+	fs.DurationVar(&o.tail, "tail", 100*time.Millisecond, "stall: operations after the plugin took over")
+	fs.IntVar(&o.plugins, "plugins", 1, "events, idle: number of plugins")
+	fs.IntVar(&o.n, "n", 2000, "events, blocksync: operations to time")
+	fs.StringVar(&o.event, "event", "op", "events: op (the whole event path) or start (StartContainer only)")
+	fs.DurationVar(&o.work, "work", 0, "events: a plugin's own work per StartContainer")
+	fs.BoolVar(&o.fanOut, "fanout", false, "events: relay notifications to all plugins at once")
+	fs.DurationVar(&o.timeout, "timeout", 120*time.Second, "overall limit")
 	if err := fs.Parse(args[1:]); err != nil {
 		return nil, err
 	}
-	ctx, cancel := Context(*timeout)
+	ctx, cancel := Context(o.timeout)
 	defer cancel()
 
 	dir, err := os.MkdirTemp("", "nribench")
@@ -97,95 +172,185 @@ func run(f Factory, args []string) (*Result, error) {
 	defer os.RemoveAll(dir)
 	socket := filepath.Join(dir, "nri.sock")
 
-	h, err := f(socket, *containers)
+	h, err := f(Config{Socket: socket, Containers: o.containers, FanOut: o.fanOut})
 	if err != nil {
 		return nil, err
-	}
-	res := &Result{}
-	if mode == "memory" {
-		m := Memory()
-		res.MemBefore = &m
 	}
 	if err := h.Start(); err != nil {
 		return nil, err
 	}
-	var procs []*Proc
-	defer func() { StopAll(procs); h.Stop() }()
-	launch := func(fl PluginFlags) (*Proc, error) {
-		fl.Socket = socket
-		p, err := StartPlugin(SplitCommand(*plugin), fl)
-		if err == nil {
-			procs = append(procs, p)
-		}
-		return p, err
-	}
+	s := &session{ctx: ctx, h: h, socket: socket, o: o}
+	defer s.stop()
 
 	switch mode {
 	case "stall":
-		fl := PluginFlags{Name: "bench", Idx: "10", Instance: "new", Version: "v2", Generation: 2, SyncDelay: *syncDelay}
-		if *predecessor {
-			old := PluginFlags{Name: "bench", Idx: "10", Instance: "old", Version: "v1", Generation: 1}
-			if _, err := launch(old); err != nil {
-				return nil, err
-			}
-			if err := WaitHandled(ctx, h, 30*time.Second, HasMarks("bench")); err != nil {
-				return nil, err
-			}
-		}
-		var p *Proc
-		cfg := StallConfig{Interval: *interval, Warmup: *warmup, Tail: *tail, Timeout: 45 * time.Second,
-			Name: fl.Name, Instance: fl.Instance}
-		st, err := Stall(ctx, h, cfg, func() error {
-			var err error
-			p, err = launch(fl)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		st.Extra = map[string]float64{}
-		if d, ok := p.Between("start", "active"); ok {
-			st.Extra["startToActiveMs"] = ms(d)
-		}
-		if d, ok := p.Between("start", "synced"); ok {
-			st.Extra["startToSyncedMs"] = ms(d)
-		}
-		if x, ok := h.(Extras); ok {
-			for k, v := range x.Extra() {
-				st.Extra[k] = v
-			}
-		}
-		res.Stall = st
-	case "dispatch":
-		var names []string
-		for i := 0; i < *plugins; i++ {
-			name := fmt.Sprintf("bench%d", i)
-			names = append(names, name)
-			if _, err := launch(PluginFlags{Name: name, Idx: fmt.Sprintf("%02d", 10+i), Instance: "i"}); err != nil {
-				return nil, err
-			}
-		}
-		if err := WaitHandled(ctx, h, 30*time.Second, HasMarks(names...)); err != nil {
-			return nil, err
-		}
-		d, err := Dispatch(ctx, h, *n)
-		if err != nil {
-			return nil, err
-		}
-		res.Dispatch = d
-	case "memory":
-		if _, err := launch(PluginFlags{Name: "bench", Idx: "10", Instance: "i"}); err != nil {
-			return nil, err
-		}
-		if err := WaitHandled(ctx, h, 30*time.Second, HasMarks("bench")); err != nil {
-			return nil, err
-		}
-		m := Memory()
-		res.MemAfter = &m
+		return s.stall()
+	case "events":
+		return s.events()
+	case "blocksync":
+		d := BlockSync(h, o.n)
+		return &Result{Dispatch: d}, nil
+	case "idle":
+		return s.idle()
+	case "sync":
+		return s.sync()
 	default:
 		return nil, fmt.Errorf("unknown mode %q", mode)
 	}
-	return res, nil
+}
+
+// session is one benchmark runtime's run: its harness and the plugin
+// processes it started.
+type session struct {
+	ctx    context.Context
+	h      Harness
+	socket string
+	o      opts
+	procs  []*Proc
+}
+
+func (s *session) stop() {
+	StopAll(s.procs)
+	s.h.Stop()
+}
+
+func (s *session) launch(fl PluginFlags) (*Proc, error) {
+	fl.Socket = s.socket
+	p, err := StartPlugin(SplitCommand(s.o.plugin), fl)
+	if err == nil {
+		s.procs = append(s.procs, p)
+	}
+	return p, err
+}
+
+func (s *session) stall() (*Result, error) {
+	fl := PluginFlags{Name: "bench", Idx: "10", Instance: "new", Version: "v2", Generation: 2, SyncDelay: s.o.syncDelay}
+	if s.o.predecessor {
+		old := PluginFlags{Name: "bench", Idx: "10", Instance: "old", Version: "v1", Generation: 1}
+		if _, err := s.launch(old); err != nil {
+			return nil, err
+		}
+		if err := WaitHandled(s.ctx, s.h, 60*time.Second, HasMarks("bench")); err != nil {
+			return nil, err
+		}
+	}
+	var p *Proc
+	cfg := StallConfig{Interval: s.o.interval, Warmup: s.o.warmup, Tail: s.o.tail, Timeout: 90 * time.Second,
+		ChangeEvery: s.o.changeEvery, Name: fl.Name, Instance: fl.Instance}
+	st, err := Stall(s.ctx, s.h, cfg, func() error {
+		var err error
+		p, err = s.launch(fl)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	st.Extra = map[string]float64{}
+	if d, ok := p.Between("start", "active"); ok {
+		st.Extra["startToActiveMs"] = ms(d)
+		st.Extra["deltaObjects"] = 0 // unless a delta round came
+	}
+	if d, ok := p.Between("start", "synced"); ok {
+		st.Extra["startToSyncedMs"] = ms(d)
+	}
+	for _, ev := range p.Events() {
+		if ev.Ev == "sync" && ev.Delta {
+			st.Extra["deltaObjects"] = float64(ev.Objects)
+		}
+	}
+	if x, ok := s.h.(Extras); ok {
+		for k, v := range x.Extra() {
+			st.Extra[k] = v
+		}
+	}
+	return &Result{Stall: st}, nil
+}
+
+func (s *session) events() (*Result, error) {
+	var names []string
+	for i := 0; i < s.o.plugins; i++ {
+		name := fmt.Sprintf("bench%d", i)
+		names = append(names, name)
+		if _, err := s.launch(PluginFlags{Name: name, Idx: fmt.Sprintf("%02d", 10+i), Instance: "i", Work: s.o.work}); err != nil {
+			return nil, err
+		}
+	}
+	if err := WaitHandled(s.ctx, s.h, 60*time.Second, HasMarks(names...)); err != nil {
+		return nil, err
+	}
+	op := func(ctx context.Context, i int) error {
+		_, err := s.h.Op(ctx, i)
+		return err
+	}
+	if s.o.event == "start" {
+		op = s.h.Notify
+	}
+	// warm up both sides' code paths, as the floor does
+	for i := 0; i < WarmupOps; i++ {
+		if err := op(s.ctx, -1-i); err != nil {
+			return nil, err
+		}
+	}
+	d, err := Dispatch(s.ctx, op, s.o.n)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Dispatch: d}, nil
+}
+
+func (s *session) idle() (*Result, error) {
+	before := Memory()
+	p, err := s.launch(PluginFlags{Name: "idle", Instance: "i", Count: s.o.plugins})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for i := 0; i < s.o.plugins; i++ {
+		names = append(names, CountName("idle", i))
+	}
+	if err := WaitHandled(s.ctx, s.h, 60*time.Second, HasMarks(names...)); err != nil {
+		return nil, err
+	}
+	after := Memory()
+	mem, err := p.Measure(s.ctx)
+	if err != nil {
+		return nil, err
+	}
+	start, ok := p.First("start")
+	if !ok {
+		return nil, fmt.Errorf("plugin reported no start")
+	}
+	n := float64(s.o.plugins)
+	return &Result{Idle: &IdleResult{
+		Plugins:          s.o.plugins,
+		RuntimeHeapKB:    (after.HeapInuseMiB - before.HeapInuseMiB) * 1024 / n,
+		RuntimeRSSKB:     (after.RSSMiB - before.RSSMiB) * 1024 / n,
+		StubRSSKB:        float64(mem.RSS-start.RSS) / 1024 / n,
+		StubHeapKB:       float64(mem.Heap-start.Heap) / 1024 / n,
+		RuntimeHeapMiB:   after.HeapInuseMiB,
+		PluginProcRSSMiB: float64(mem.RSS) / (1 << 20),
+	}}, nil
+}
+
+func (s *session) sync() (*Result, error) {
+	before := Memory()
+	launched := time.Now()
+	if _, err := s.launch(PluginFlags{Name: "bench", Idx: "10", Instance: "i"}); err != nil {
+		return nil, err
+	}
+	if err := WaitHandled(s.ctx, s.h, 90*time.Second, HasMarks("bench")); err != nil {
+		return nil, err
+	}
+	reg := time.Since(launched)
+	after := Memory()
+	return &Result{Sync: &SyncResult{
+		Containers:       s.o.containers,
+		RegisterMs:       ms(reg),
+		HeapPerCtrB:      (after.HeapInuseMiB - before.HeapInuseMiB) * (1 << 20) / float64(s.o.containers),
+		HeapMiB:          after.HeapInuseMiB,
+		RSSGrowthMiB:     after.RSSMiB - before.RSSMiB,
+		PeakRSSGrowthMiB: mib(peakRSSBytes()) - before.RSSMiB,
+	}}, nil
 }
 
 // ParseResult decodes the last JSON line of a benchmark runtime's output.

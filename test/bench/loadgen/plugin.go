@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -24,6 +25,12 @@ type PluginFlags struct {
 	// SyncDelay is how long a full Synchronize round takes, standing for the
 	// plugin's reconciliation. A delta round costs the same per object.
 	SyncDelay time.Duration
+	// Work is how long the plugin takes to handle StartContainer, standing
+	// for its own work on a notification.
+	Work time.Duration
+	// Count plugins run in the one process (named by CountName), for
+	// measuring what an idle plugin costs; 0 or 1 runs one named Name.
+	Count int
 }
 
 // Args renders f for the plugin's command line.
@@ -36,16 +43,26 @@ func (f PluginFlags) Args() []string {
 	if f.Generation != 0 {
 		args = append(args, "-generation", strconv.FormatUint(f.Generation, 10))
 	}
+	if f.Work != 0 {
+		args = append(args, "-work", f.Work.String())
+	}
+	if f.Count > 1 {
+		args = append(args, "-count", strconv.Itoa(f.Count))
+	}
 	return args
 }
 
 // PluginEvent is a line a benchmark plugin prints on stdout.
 type PluginEvent struct {
-	Ev       string `json:"ev"` // start, sync, active, shutdown
+	Ev       string `json:"ev"` // start, sync, synced, active, mem, shutdown
 	UnixNano int64  `json:"t"`
 	Instance string `json:"instance,omitempty"`
 	Objects  int    `json:"objects,omitempty"`
 	Delta    bool   `json:"delta,omitempty"`
+	// RSS and Heap (in use) of the plugin process after a collection, in
+	// bytes: on start and on mem.
+	RSS  uint64 `json:"rss,omitempty"`
+	Heap uint64 `json:"heap,omitempty"`
 }
 
 // Emitter prints plugin events, one JSON object a line.
@@ -85,6 +102,7 @@ type Proc struct {
 
 	mu     sync.Mutex
 	events []PluginEvent
+	more   chan struct{} // closed and replaced when an event arrives
 }
 
 // StartPlugin starts argv followed by flags.
@@ -101,7 +119,7 @@ func StartPlugin(argv []string, f PluginFlags) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proc{cmd: cmd, done: make(chan struct{})}
+	p := &Proc{cmd: cmd, done: make(chan struct{}), more: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start plugin %s: %w", argv[0], err)
 	}
@@ -113,6 +131,8 @@ func StartPlugin(argv []string, f PluginFlags) (*Proc, error) {
 			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Ev != "" {
 				p.mu.Lock()
 				p.events = append(p.events, ev)
+				close(p.more)
+				p.more = make(chan struct{})
 				p.mu.Unlock()
 			}
 		}
@@ -125,6 +145,47 @@ func (p *Proc) Events() []PluginEvent {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]PluginEvent(nil), p.events...)
+}
+
+// First returns the first event ev the plugin printed.
+func (p *Proc) First(ev string) (PluginEvent, bool) {
+	for _, e := range p.Events() {
+		if e.Ev == ev {
+			return e, true
+		}
+	}
+	return PluginEvent{}, false
+}
+
+// Measure asks the plugin process for its memory (SIGUSR1) and waits for
+// the answer.
+func (p *Proc) Measure(ctx context.Context) (PluginEvent, error) {
+	p.mu.Lock()
+	seen := len(p.events)
+	p.mu.Unlock()
+	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		return PluginEvent{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		p.mu.Lock()
+		for _, e := range p.events[seen:] {
+			if e.Ev == "mem" {
+				p.mu.Unlock()
+				return e, nil
+			}
+		}
+		more := p.more
+		p.mu.Unlock()
+		select {
+		case <-more:
+		case <-p.done:
+			return PluginEvent{}, fmt.Errorf("plugin exited before reporting its memory")
+		case <-ctx.Done():
+			return PluginEvent{}, fmt.Errorf("plugin memory: %w", ctx.Err())
+		}
+	}
 }
 
 // Between returns the time from the first event a to the first later event

@@ -23,6 +23,8 @@ type Runtime struct {
 	pods map[string]*adaptation.PodSandbox
 	ctrs map[string]*adaptation.Container
 	pod  *adaptation.PodSandbox // where operations create containers
+	// notified is the container Notify relays StartContainer for.
+	notified *adaptation.Container
 
 	hmu      sync.Mutex
 	handover map[string]float64
@@ -31,28 +33,40 @@ type Runtime struct {
 var _ loadgen.Factory = New
 
 // New seeds containers (ten per pod) and creates the adaptation on socket.
-func New(socket string, containers int) (loadgen.Harness, error) {
+func New(cfg loadgen.Config) (loadgen.Harness, error) {
 	r := &Runtime{
 		pods:     map[string]*adaptation.PodSandbox{},
 		ctrs:     map[string]*adaptation.Container{},
 		handover: map[string]float64{},
 	}
-	seed(containers, func(p *adaptation.PodSandbox) { r.pods[p.Id] = p }, func(c *adaptation.Container) { r.ctrs[c.Id] = c })
-	r.pod = newPod("bench-ops")
+	seed(cfg.Containers, func(p *adaptation.PodSandbox) { r.pods[p.Id] = p }, func(c *adaptation.Container) { r.ctrs[c.Id] = c })
+	r.pod = NewPod("bench-ops")
 	r.pods[r.pod.Id] = r.pod
+	r.notified = NewContainer(r.pod.Id, "notified", adaptation.ContainerState_CONTAINER_RUNNING)
+	r.ctrs[r.notified.Id] = r.notified
+
+	// Generous timeouts on both sides: a plugin synchronizing 50 000
+	// containers on a busy 2-core machine can take longer than the default
+	// 2 s request timeout, and a benchmark measures, it does not time out.
+	adaptation.SetPluginRegistrationTimeout(loadgen.PluginTimeout)
+	adaptation.SetPluginRequestTimeout(loadgen.PluginTimeout)
 
 	dir, err := os.MkdirTemp("", "nribench-ours")
 	if err != nil {
 		return nil, err
 	}
 	r.dir = dir
-	r.nri, err = adaptation.New("bench-runtime", "v0.0.0", r.sync, r.update,
-		adaptation.WithSocketPath(socket),
+	opts := []adaptation.Option{
+		adaptation.WithSocketPath(cfg.Socket),
 		adaptation.WithPluginPath(filepath.Join(dir, "plugins")),
 		adaptation.WithPluginConfigPath(filepath.Join(dir, "conf")),
 		adaptation.WithMetrics(r),
 		adaptation.WithLogger(quietLogger{}),
-	)
+	}
+	if cfg.FanOut {
+		opts = append(opts, adaptation.WithNotificationFanOut())
+	}
+	r.nri, err = adaptation.New("bench-runtime", "v0.0.0", r.sync, r.update, opts...)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -69,11 +83,12 @@ func (r *Runtime) Stop() {
 	os.RemoveAll(r.dir)
 }
 
-// Op relays CreateContainer for a new container with plugin sync blocked.
+// Op relays CreateContainer for a new container with plugin sync blocked,
+// then StartContainer.
 func (r *Runtime) Op(ctx context.Context, i int) (map[string]string, error) {
 	blk := r.nri.BlockPluginSync()
 	defer blk.Unblock()
-	ctr := newContainer(r.pod.Id, fmt.Sprintf("op-%d", i), adaptation.ContainerState_CONTAINER_CREATED)
+	ctr := NewContainer(r.pod.Id, fmt.Sprintf("op-%d", i), adaptation.ContainerState_CONTAINER_CREATED)
 	rpl, err := r.nri.CreateContainer(ctx, &adaptation.CreateContainerRequest{Pod: r.pod, Container: ctr})
 	if err != nil {
 		return nil, err
@@ -81,8 +96,23 @@ func (r *Runtime) Op(ctx context.Context, i int) (map[string]string, error) {
 	r.mu.Lock()
 	r.ctrs[ctr.Id] = ctr
 	r.mu.Unlock()
+	blk.Unblock()
+	if err := r.nri.StartContainer(ctx, &adaptation.StartContainerRequest{Pod: r.pod, Container: ctr}); err != nil {
+		return nil, err
+	}
 	return rpl.GetAdjust().GetAnnotations(), nil
 }
+
+// Notify relays StartContainer for a container the runtime holds, with
+// plugin sync blocked.
+func (r *Runtime) Notify(ctx context.Context, _ int) error {
+	blk := r.nri.BlockPluginSync()
+	defer blk.Unblock()
+	return r.nri.StartContainer(ctx, &adaptation.StartContainerRequest{Pod: r.pod, Container: r.notified})
+}
+
+// BlockUnblock takes and releases a BlockPluginSync hold.
+func (r *Runtime) BlockUnblock() { r.nri.BlockPluginSync().Unblock() }
 
 func (r *Runtime) sync(ctx context.Context, cb adaptation.SyncCB) error {
 	r.mu.Lock()
@@ -145,14 +175,15 @@ func seed(n int, addPod func(*adaptation.PodSandbox), addCtr func(*adaptation.Co
 	var pod *adaptation.PodSandbox
 	for i := 0; i < n; i++ {
 		if i%10 == 0 {
-			pod = newPod(fmt.Sprintf("pod-%d", i/10))
+			pod = NewPod(fmt.Sprintf("pod-%d", i/10))
 			addPod(pod)
 		}
-		addCtr(newContainer(pod.Id, fmt.Sprintf("ctr-%d", i), adaptation.ContainerState_CONTAINER_RUNNING))
+		addCtr(NewContainer(pod.Id, fmt.Sprintf("ctr-%d", i), adaptation.ContainerState_CONTAINER_RUNNING))
 	}
 }
 
-func newPod(id string) *adaptation.PodSandbox {
+// NewPod is a pod as the benchmark runtimes hold them.
+func NewPod(id string) *adaptation.PodSandbox {
 	return &adaptation.PodSandbox{
 		Id: id, Name: id, Uid: "uid-" + id, Namespace: "bench",
 		Labels:      map[string]string{"app": "bench", "pod": id},
@@ -160,7 +191,8 @@ func newPod(id string) *adaptation.PodSandbox {
 	}
 }
 
-func newContainer(pod, id string, state adaptation.ContainerState) *adaptation.Container {
+// NewContainer is a container as the benchmark runtimes hold them.
+func NewContainer(pod, id string, state adaptation.ContainerState) *adaptation.Container {
 	return &adaptation.Container{
 		Id: id, PodSandboxId: pod, Name: id, State: state,
 		Labels:      map[string]string{"io.kubernetes.container.name": id, "app": "bench"},
