@@ -144,9 +144,18 @@ func TestSplitSynchronization(t *testing.T) {
 			Annotations:  map[string]string{"big": big},
 		})
 	}
+	if n, pods, ctrs := syncSplit(t, rt); n < 2 || pods != 1 || ctrs != 5000 {
+		t.Fatalf("~10 MiB round sent in %d message(s) carrying %d pods, %d containers", n, pods, ctrs)
+	}
+}
+
+// syncSplit connects a plugin to a runtime with rt's state and returns how
+// many messages its synchronization took and what they carried; every
+// message but the last must say more.
+func syncSplit(t *testing.T, rt *fakeRuntime) (n, pods, ctrs int) {
+	t.Helper()
 	r, sock := startRuntime(t, rt)
 	defer r.Stop()
-
 	f := newFakePlugin("01", "sync", nil)
 	f.connect(t, sock)
 	defer f.close()
@@ -154,10 +163,6 @@ func TestSplitSynchronization(t *testing.T) {
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.syncs) < 2 {
-		t.Fatalf("snapshot of ~10 MiB sent in %d message(s)", len(f.syncs))
-	}
-	pods, ctrs := 0, 0
 	for i, req := range f.syncs {
 		pods += len(req.Pods)
 		ctrs += len(req.Containers)
@@ -165,9 +170,7 @@ func TestSplitSynchronization(t *testing.T) {
 			t.Errorf("message %d has more=%v", i, req.More)
 		}
 	}
-	if pods != 1 || ctrs != 5000 {
-		t.Fatalf("plugin received %d pods, %d containers", pods, ctrs)
-	}
+	return len(f.syncs), pods, ctrs
 }
 
 // hangOn makes a plugin hang on event e, ignoring its copy of the deadline,
@@ -203,25 +206,8 @@ func TestSyncRoundThatLooksSmallButIsNotIsSplit(t *testing.T) {
 		}
 		rt.containers = append(rt.containers, c)
 	}
-	r, sock := startRuntime(t, rt)
-	defer r.Stop()
-
-	f := newFakePlugin("01", "sync", nil)
-	f.connect(t, sock)
-	defer f.close()
-	receive(t, f.synced, "split synchronization")
-
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ctrs := 0
-	for i, req := range f.syncs {
-		ctrs += len(req.Containers)
-		if req.More != (i < len(f.syncs)-1) {
-			t.Errorf("message %d has more=%v", i, req.More)
-		}
-	}
-	if len(f.syncs) < 2 || ctrs != 2000 {
-		t.Fatalf("~8 MiB round sent in %d message(s) carrying %d containers", len(f.syncs), ctrs)
+	if n, _, ctrs := syncSplit(t, rt); n < 2 || ctrs != 2000 {
+		t.Fatalf("~8 MiB round sent in %d message(s) carrying %d containers", n, ctrs)
 	}
 }
 
