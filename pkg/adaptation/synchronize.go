@@ -67,19 +67,24 @@ func (s *syncRound) sizes() []int {
 	return out
 }
 
-// estimate guesses the round's encoded size from up to 16 pods and 16
-// containers, cheaply: it decides whether sizing every entry is worth it.
-func (s *syncRound) estimate() int {
-	size := sampled(s.pods) + sampled(s.ctrs)
+// estimatedSizes guesses every entry's encoded size from the average of up
+// to 16 pods and 16 containers: sizing each entry exactly costs about a third
+// of encoding it, and is left for the rare round whose estimate was wrong.
+func (s *syncRound) estimatedSizes() []int {
+	out := make([]int, 0, s.len())
+	out = appendN(out, sampled(s.pods), len(s.pods))
+	out = appendN(out, sampled(s.ctrs), len(s.ctrs))
 	for _, id := range s.removedPods {
-		size += len(id) + 3
+		out = append(out, protowire.SizeTag(fieldRemovedPods)+protowire.SizeBytes(len(id)))
 	}
 	for _, id := range s.removedCtrs {
-		size += len(id) + 3
+		out = append(out, protowire.SizeTag(fieldRemovedContainers)+protowire.SizeBytes(len(id)))
 	}
-	return size
+	return out
 }
 
+// sampled is the average encoded size of up to the first 16 of all, as
+// repeated field elements.
 func sampled[T proto.Message](all []T) int {
 	n := min(len(all), 16)
 	if n == 0 {
@@ -87,9 +92,16 @@ func sampled[T proto.Message](all []T) int {
 	}
 	size := 0
 	for _, m := range all[:n] {
-		size += proto.Size(m) + 4
+		size += proto.Size(m) + 4 // tag and length
 	}
-	return size * len(all) / n
+	return (size + n - 1) / n
+}
+
+func appendN(s []int, v, n int) []int {
+	for range n {
+		s = append(s, v)
+	}
+	return s
 }
 
 // describe names entry i for errors.
@@ -181,22 +193,22 @@ func (p *plugin) synchronizeDelta(ctx context.Context, d *delta, takeover *api.T
 // syncRound sends one synchronization round. As upstream, the whole round
 // has one deadline, the request timeout: the runtime may hold its operations
 // for the round, so the round, not each message, is what must be bounded.
-// A round that looks small is sent in one message without sizing each entry
-// (as upstream does); one that looks large is split by its entries' sizes.
-// If ttrpc refuses a message as too large, the rest of the round, from that
-// message on, is sent in smaller messages; what the plugin already received
-// stands.
+// The round is split by its entries' estimated sizes, leaving a quarter of
+// each message's budget for the estimate's error (a round that looks small
+// goes in one message, as upstream sends it). If ttrpc refuses a message as
+// too large, the rest of the round, from that message on, is split by its
+// entries' exact sizes, then into ever smaller messages; what the plugin
+// already received stands.
 func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.ContainerUpdate, error) {
 	ctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
 	defer cancel()
 
 	var (
-		sizes  []int
+		sizes  []int // exact, once a message was refused
 		budget = syncMessageBudget - round.fixedSize()
-		ends   = []int{round.len()}
-		err    error
 	)
-	if round.estimate() > budget/2 {
+	ends, err := round.plan(round.estimatedSizes(), 0, budget*3/4)
+	if err != nil { // entries estimated near the limit: size them
 		sizes = round.sizes()
 		if ends, err = round.plan(sizes, 0, budget); err != nil {
 			return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
@@ -214,7 +226,7 @@ func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.Contai
 		p.recordInvocation("Synchronize", start, err)
 		var tooLarge *ttrpc.OversizedMessageErr
 		if errors.As(err, &tooLarge) && (sizes == nil || budget/2 >= minSyncMessageBudget) {
-			if sizes == nil {
+			if sizes == nil { // the estimate was wrong
 				sizes = round.sizes()
 			} else {
 				budget /= 2
