@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/nri-handover/nri/test/bench/loadgen"
@@ -29,6 +30,8 @@ const (
 	ours           = "ours"
 	upstream       = "upstream"
 	floorArm       = "floor"
+	floorMuxArm    = "floor-mux"            // the floor over our multiplexer
+	upstreamOurs   = "upstream-our-plugin"  // upstream's runtime, a plugin on our stub
 	oursLegacy     = "ours-upstream-plugin" // our runtime, a plugin on upstream's stub
 	oursSequential = "ours-sequential"
 	oursFanOut     = "ours-fan-out"
@@ -102,8 +105,13 @@ func experiments(x *binaries, rounds int, sizes []int) []experiment {
 			x.on(ours, ours, ours, "events", args...),
 			x.on(upstream, upstream, upstream, "events", args...),
 		}}
-		if n == 1 {
-			e.arms = append(e.arms, arm{label: floorArm, argv: []string{x.floor, "events", "-n", fmt.Sprint(eventOps(1))}})
+		if n == 1 { // where the time goes: the floor, then each side's share
+			floor := []string{x.floor, "events", "-n", fmt.Sprint(eventOps(1))}
+			e.arms = append(e.arms,
+				arm{label: floorArm, argv: floor},
+				arm{label: floorMuxArm, argv: append(slices.Clone(floor), "-mux")},
+				x.on(oursLegacy, ours, upstream, "events", args...),
+				x.on(upstreamOurs, upstream, ours, "events", args...))
 		}
 		out = append(out, e)
 	}

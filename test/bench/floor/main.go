@@ -4,8 +4,11 @@
 // variable, and StartContainer), with the same messages, over one bare ttrpc
 // connection: no multiplexer, adaptation, stub or result merging.
 //
-//	floor events -n N     the runtime side: starts `floor serve`, times N operations
-//	floor serve -socket S the plugin side
+//	floor events -n N [-mux]     the runtime side: starts `floor serve`, times N operations
+//	floor serve -socket S [-mux] the plugin side
+//
+// With -mux both sides speak over our multiplexer (pkg/net/multiplex), as NRI
+// plugins and runtimes do: the difference is the multiplexer's cost.
 //
 // It prints the runtime benchmarks' result line (loadgen.Result).
 package main
@@ -24,6 +27,7 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/net/multiplex"
 	"github.com/nri-handover/nri/test/bench/loadgen"
 	"github.com/nri-handover/nri/test/bench/ournri"
 )
@@ -64,6 +68,7 @@ func (plugin) StartContainer(context.Context, *api.StartContainerRequest) (*api.
 func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	socket := fs.String("socket", "", "socket to listen on")
+	mux := fs.Bool("mux", false, "serve over our multiplexer")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,6 +81,15 @@ func serve(args []string) error {
 		return err
 	}
 	api.RegisterPluginService(srv, plugin{})
+	if *mux {
+		c, err := l.Accept()
+		if err != nil {
+			return err
+		}
+		if l, err = multiplex.Multiplex(c).Listen(multiplex.PluginServiceConn); err != nil {
+			return err
+		}
+	}
 	// The runtime side kills this process when it is done.
 	return srv.Serve(context.Background(), l)
 }
@@ -83,6 +97,7 @@ func serve(args []string) error {
 func events(args []string) (*loadgen.Result, error) {
 	fs := flag.NewFlagSet("events", flag.ContinueOnError)
 	n := fs.Int("n", 2000, "operations to time")
+	mux := fs.Bool("mux", false, "send over our multiplexer")
 	if len(args) > 0 && args[0] == "events" {
 		args = args[1:]
 	}
@@ -101,7 +116,7 @@ func events(args []string) (*loadgen.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "serve", "-socket", socket)
+	cmd := exec.Command(self, "serve", "-socket", socket, fmt.Sprintf("-mux=%v", *mux))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -111,6 +126,11 @@ func events(args []string) (*loadgen.Result, error) {
 	conn, err := dial(ctx, socket)
 	if err != nil {
 		return nil, err
+	}
+	if *mux {
+		if conn, err = multiplex.Multiplex(conn).Open(multiplex.PluginServiceConn); err != nil {
+			return nil, err
+		}
 	}
 	client := ttrpc.NewClient(conn)
 	defer client.Close()
