@@ -195,15 +195,24 @@ func (m *mux) write(id ConnID, b []byte) (int, error) {
 // copyLimit is the largest payload copied next to its header.
 const copyLimit = 64 << 10
 
+// keptBuffer is the largest payload whose copy buffer the Mux keeps for the
+// next write: events fit, while the buffer of a large message (a
+// synchronization round) is not held for as long as the connection lives.
+const keptBuffer = 4 << 10
+
 func (m *mux) writeFrame(id ConnID, payload []byte) error {
 	n := len(payload) // bytes copied next to the header
 	if n > copyLimit {
 		n = 0
 	}
-	if cap(m.wbuf) < headerLen+n {
-		m.wbuf = make([]byte, headerLen+n)
+	buf := m.wbuf
+	if cap(buf) < headerLen+n {
+		buf = make([]byte, headerLen+n)
+		if n <= keptBuffer {
+			m.wbuf = buf
+		}
 	}
-	buf := m.wbuf[:headerLen+n]
+	buf = buf[:headerLen+n]
 	binary.BigEndian.PutUint32(buf[0:4], uint32(id))
 	binary.BigEndian.PutUint32(buf[4:8], uint32(len(payload)))
 	copy(buf[headerLen:], payload[:n])
