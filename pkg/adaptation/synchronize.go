@@ -68,8 +68,7 @@ func (s *syncRound) sizes() []int {
 }
 
 // estimatedSizes guesses every entry's encoded size from the average of up
-// to 16 pods and 16 containers: sizing each entry exactly costs about a third
-// of encoding it, and is left for the rare round whose estimate was wrong.
+// to 16 pods and 16 containers.
 func (s *syncRound) estimatedSizes() []int {
 	out := make([]int, 0, s.len())
 	out = appendN(out, sampled(s.pods), len(s.pods))
@@ -95,6 +94,14 @@ func sampled[T proto.Message](all []T) int {
 		size += proto.Size(m) + 4 // tag and length
 	}
 	return (size + n - 1) / n
+}
+
+func sum(s []int) int {
+	n := 0
+	for _, v := range s {
+		n += v
+	}
+	return n
 }
 
 func appendN(s []int, v, n int) []int {
@@ -193,22 +200,35 @@ func (p *plugin) synchronizeDelta(ctx context.Context, d *delta, takeover *api.T
 // syncRound sends one synchronization round. As upstream, the whole round
 // has one deadline, the request timeout: the runtime may hold its operations
 // for the round, so the round, not each message, is what must be bounded.
-// The round is split by its entries' estimated sizes, leaving a quarter of
-// each message's budget for the estimate's error (a round that looks small
-// goes in one message, as upstream sends it). If ttrpc refuses a message as
-// too large, the rest of the round, from that message on, is split by its
-// entries' exact sizes, then into ever smaller messages; what the plugin
-// already received stands.
+//
+// A round that fits in one message is sent in one, as upstream sends it: a
+// plugin written before split synchronization works wherever it works with
+// upstream. Sizing every entry exactly costs about a third of encoding it, so
+// the round's size is estimated, and only a round near the limit is sized
+// exactly; one well above it is split by the estimate, leaving a quarter of
+// each message for the estimate's error. If ttrpc refuses a message as too
+// large, the rest of the round, from that message on, is split by exact
+// sizes, then into ever smaller messages; what the plugin already received
+// stands.
 func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.ContainerUpdate, error) {
 	ctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
 	defer cancel()
 
 	var (
-		sizes  []int // exact, once a message was refused
+		sizes  []int // exact, once computed
 		budget = syncMessageBudget - round.fixedSize()
+		ends   = []int{round.len()}
+		err    error
+		est    = round.estimatedSizes()
 	)
-	ends, err := round.plan(round.estimatedSizes(), 0, budget*3/4)
-	if err != nil { // entries estimated near the limit: size them
+	switch total := sum(est); {
+	case total <= budget: // one message, as upstream sends it
+	case total > budget*5/4:
+		if ends, err = round.plan(est, 0, budget*3/4); err == nil {
+			break
+		}
+		fallthrough // an entry is estimated near the limit
+	default: // near the limit: only exact sizes tell whether one message takes it
 		sizes = round.sizes()
 		if ends, err = round.plan(sizes, 0, budget); err != nil {
 			return nil, fmt.Errorf("plugin %s: %w", p.name(), err)

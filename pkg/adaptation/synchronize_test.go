@@ -214,6 +214,40 @@ func TestSyncRoundResumesFromOversizedMessage(t *testing.T) {
 	}
 }
 
+// A round that fits in one message goes in one, as upstream sends it, so
+// that a plugin written before split synchronization works wherever it
+// works with upstream: also when the round is close to the limit, and when
+// its first entries make it look larger than it is.
+func TestSyncRoundThatFitsIsOneMessage(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		round *syncRound
+	}{
+		{"close to the limit", testRound(0, 1000, syncMessageBudget*9/10/1000)},
+		{"looks larger than it is", func() *syncRound {
+			s := testRound(0, 1000, syncMessageBudget*93/100/1000)
+			for _, ctr := range s.ctrs[:16] { // the sample: a fifth larger than the rest
+				ctr.Name += strings.Repeat("c", len(ctr.Name)/5)
+			}
+			return s
+		}()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if n := proto.Size(&api.SynchronizeRequest{Containers: c.round.ctrs}); n > syncMessageBudget {
+				t.Fatalf("test round of %d bytes does not fit", n)
+			}
+			svc := &syncService{}
+			p := syncPlugin(t, svc)
+			if _, err := p.synchronize(context.Background(), nil, c.round.ctrs, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := svc.received(); len(got) != 1 || got[0].More {
+				t.Fatalf("round sent in %d messages, want one", len(got))
+			}
+		})
+	}
+}
+
 // Only ttrpc's own oversized-message error is retried: a plugin that answers
 // RESOURCE_EXHAUSTED has answered.
 func TestSyncRoundDoesNotRetryPluginErrors(t *testing.T) {
