@@ -11,13 +11,14 @@ import (
 type conn struct {
 	id     ConnID
 	m      *mux
-	frames chan []byte   // payloads in arrival order
+	frames chan [][]byte // payloads in arrival order, each in chunks
 	done   chan struct{} // closed by Close (of the conn or the Mux)
 
 	closeOnce sync.Once
 
-	rmu  sync.Mutex
-	rest []byte // the unread tail of the last payload
+	rmu    sync.Mutex
+	rest   []byte   // the unread tail of the chunk being read
+	chunks [][]byte // the unread chunks of the payload after it
 }
 
 // Read returns the next bytes that arrived for the connection: the rest of a
@@ -27,19 +28,22 @@ type conn struct {
 func (c *conn) Read(b []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
-	if len(c.rest) == 0 {
+	if len(c.rest) == 0 && len(c.chunks) == 0 {
 		payload, err := c.next()
 		if err != nil {
 			return 0, err
 		}
-		c.rest = payload
+		c.chunks = payload
+	}
+	if len(c.rest) == 0 {
+		c.rest, c.chunks = c.chunks[0], c.chunks[1:]
 	}
 	n := copy(b, c.rest)
 	c.rest = c.rest[n:]
 	return n, nil
 }
 
-func (c *conn) next() ([]byte, error) {
+func (c *conn) next() ([][]byte, error) {
 	select {
 	case <-c.done:
 		return nil, c.m.error()
