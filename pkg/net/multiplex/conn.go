@@ -11,7 +11,7 @@ import (
 type conn struct {
 	id     ConnID
 	m      *mux
-	frames chan payload  // payloads in arrival order
+	frames chan [][]byte // payloads in arrival order, each in chunks
 	done   chan struct{} // closed by Close (of the conn or the Mux)
 
 	closeOnce sync.Once
@@ -28,39 +28,38 @@ type conn struct {
 func (c *conn) Read(b []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
-	switch {
-	case len(c.rest) > 0:
-	case len(c.chunks) > 0:
-		c.rest, c.chunks = c.chunks[0], c.chunks[1:]
-	default:
-		p, err := c.next()
+	if len(c.rest) == 0 && len(c.chunks) == 0 {
+		payload, err := c.next()
 		if err != nil {
 			return 0, err
 		}
-		c.rest, c.chunks = p.head, p.tail
+		c.chunks = payload
+	}
+	if len(c.rest) == 0 {
+		c.rest, c.chunks = c.chunks[0], c.chunks[1:]
 	}
 	n := copy(b, c.rest)
 	c.rest = c.rest[n:]
 	return n, nil
 }
 
-func (c *conn) next() (payload, error) {
+func (c *conn) next() ([][]byte, error) {
 	select {
 	case <-c.done:
-		return payload{}, c.m.error()
+		return nil, c.m.error()
 	default:
 	}
 	select {
 	case p := <-c.frames:
 		return p, nil
 	case <-c.done:
-		return payload{}, c.m.error()
+		return nil, c.m.error()
 	case <-c.m.ended:
 		select {
 		case p := <-c.frames:
 			return p, nil
 		default:
-			return payload{}, c.m.error()
+			return nil, c.m.error()
 		}
 	}
 }
