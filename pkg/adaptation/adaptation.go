@@ -98,6 +98,9 @@ type Adaptation struct {
 
 	syncGate *syncGate
 	reg      *registry
+	// hook is WithScheduleHook's, called at each boundary of the handover
+	// (schedule.go); nil outside tests.
+	hook func(point string)
 	// dispatched counts events dispatched (under the adaptation's lock), so
 	// a commit can tell whether an event bypassing the sync gate passed
 	// after the state a joining plugin knows was taken.

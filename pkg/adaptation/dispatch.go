@@ -142,7 +142,7 @@ func (r *Adaptation) relay(ctx context.Context, plugins []*plugin, event api.Eve
 		defer r.journal.note(seq, event, req, nil, false)
 	}
 	for _, p := range plugins {
-		if p.isClosed() || !p.subscribed(event) {
+		if !p.receives(ctx, event) {
 			continue
 		}
 		rpl, err := p.relay(ctx, &spec, req)
@@ -156,6 +156,35 @@ func (r *Adaptation) relay(ctx context.Context, plugins []*plugin, event api.Eve
 		}
 	}
 	return nil
+}
+
+// receives tells whether an event goes to p. The caller holds the
+// adaptation's lock. An instance whose ACTIVE notice is under way gets no
+// event before its answer: one that takes delta rounds learns what the event
+// changed in a delta round before it is activated (registry.activate), so the
+// event passes it by; any other is waited for, bounded by the request
+// timeout, and gets the event if it took the role.
+func (p *plugin) receives(ctx context.Context, event api.Event) bool {
+	if p.isClosed() || !p.subscribed(event) {
+		return false
+	}
+	ch := p.activating
+	if ch == nil {
+		return true
+	}
+	if p.deltaSync() {
+		return false
+	}
+	t := time.NewTimer(getRequestTimeout())
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	return !p.isClosed()
 }
 
 // relay sends one event to the plugin within the request timeout and applies

@@ -61,6 +61,8 @@ type fakePlugin struct {
 	onSync func(*api.SynchronizeRequest)
 	// syncUpdates are asked for in the answer to the last Synchronize message.
 	syncUpdates []*api.ContainerUpdate
+	// configure, if set, runs when the runtime configures the plugin.
+	configure func()
 
 	mu        sync.Mutex
 	syncs     []*api.SynchronizeRequest
@@ -189,6 +191,9 @@ func answer[T any](f *fakePlugin, ctx context.Context, e api.Event, req any) (*T
 }
 
 func (f *fakePlugin) Configure(_ context.Context, req *api.ConfigureRequest) (*api.ConfigureResponse, error) {
+	if f.configure != nil {
+		f.configure()
+	}
 	f.mu.Lock()
 	f.cfgReq = req
 	f.mu.Unlock()
@@ -282,6 +287,10 @@ type fakeRuntime struct {
 	updates    chan []*api.ContainerUpdate
 	// afterSync, if set, runs after each SyncFn call handed its state over.
 	afterSync func()
+	// nriMu, if set, is taken inside SyncFn and UpdateFn, as containerd
+	// takes its NRI mutex there; a test holds it around an event as
+	// containerd does.
+	nriMu *sync.Mutex
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -289,6 +298,10 @@ func newFakeRuntime() *fakeRuntime {
 }
 
 func (rt *fakeRuntime) sync(ctx context.Context, cb SyncCB) error {
+	if rt.nriMu != nil {
+		rt.nriMu.Lock()
+		defer rt.nriMu.Unlock()
+	}
 	rt.mu.Lock()
 	pods, ctrs := rt.pods, rt.containers
 	rt.mu.Unlock()
@@ -300,6 +313,10 @@ func (rt *fakeRuntime) sync(ctx context.Context, cb SyncCB) error {
 }
 
 func (rt *fakeRuntime) update(_ context.Context, u []*api.ContainerUpdate) ([]*api.ContainerUpdate, error) {
+	if rt.nriMu != nil {
+		rt.nriMu.Lock()
+		defer rt.nriMu.Unlock()
+	}
 	rt.updates <- u
 	return nil, nil
 }

@@ -45,7 +45,7 @@ func (r *Adaptation) fanOutRelay(ctx context.Context, plugins []*plugin, event a
 	errs := make([]error, len(plugins))
 	var wg sync.WaitGroup
 	for i, p := range plugins {
-		if p.isClosed() || !p.subscribed(event) {
+		if !p.receives(ctx, event) {
 			continue
 		}
 		spawn(&wg, func() { _, errs[i] = p.relay(ctx, &spec, req) })

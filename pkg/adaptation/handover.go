@@ -231,9 +231,18 @@ func (g *registry) commit(ctx context.Context, p *plugin, cur *cursor, takeover 
 		// A standby knows the runtime's state up to its switch: its first
 		// round is what changed since, with the takeover that says why.
 		d, ok := cur.since()
-		if !ok {
+		switch {
+		case !p.deltaSync():
+			// It takes no further round. It stood by only while its
+			// successor's notices were under way, under the gate, where
+			// only events that bypass it can change anything.
+			if !ok || !d.empty() {
+				r.log.Warnf(ctx, "plugin %s is reactivated without what changed while it stood by: it does not take delta rounds", p.name())
+			}
+			return g.switchTo(ctx, p, nil)
+		case !ok:
 			cur = nil // what it missed was not kept: a full round
-		} else {
+		default:
 			var err error
 			if updates, err = p.synchronizeDelta(ctx, d, takeover); err != nil {
 				return nil, err
@@ -258,7 +267,8 @@ func (g *registry) commit(ctx context.Context, p *plugin, cur *cursor, takeover 
 			return nil, err
 		}
 		if cur == nil {
-			return updates, g.switchTo(ctx, p, nil)
+			more, err := g.switchTo(ctx, p, nil)
+			return append(updates, more...), err
 		}
 	}
 	for round := 0; ; round++ {
@@ -270,10 +280,12 @@ func (g *registry) commit(ctx context.Context, p *plugin, cur *cursor, takeover 
 		if round == maxCatchUps-1 {
 			r.log.Warnf(ctx, "plugin %s: events bypassing BlockPluginSync kept changing the runtime's state; switching after %d rounds",
 				p.name(), maxCatchUps)
-			return updates, g.switchTo(ctx, p, nil)
+			more, err = g.switchTo(ctx, p, nil)
+			return append(updates, more...), err
 		}
-		if err := g.switchTo(ctx, p, cur); !errors.Is(err, errMissedEvent) {
-			return updates, err
+		more, err = g.switchTo(ctx, p, cur)
+		if !errors.Is(err, errMissedEvent) {
+			return append(updates, more...), err
 		}
 	}
 }
@@ -296,33 +308,58 @@ var errJournalOverrun = fmt.Errorf("more than %d objects changed while the plugi
 
 var errMissedEvent = errors.New("an event was dispatched after the state the plugin knows")
 
-// switchover is what one switch changed, for the notices that follow it.
+// switchover is what one switch changes, for the notices and the
+// activation that follow it.
 type switchover struct {
 	to      *plugin
-	from    *plugin   // the slot's previous active instance
-	standby bool      // from stays as the standby
-	legacy  []*plugin // plugins written for upstream taken over
+	from    *plugin   // the slot's previous active instance, standing by until to is active
+	legacy  []*plugin // plugins written for upstream to takes over
 	dropped *plugin   // an earlier standby this switch retires
 }
 
-// switchTo makes p the active instance of its slot, under the adaptation's
-// lock, and tells the instances involved before releasing it, so no event
-// reaches p before it was told it is active, and none reaches the old
-// instance after it was told it is not. If cur is set and an event was
-// dispatched that cur's reader was not told about, nothing changes and errMissedEvent is returned.
-func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor) error {
+// switchTo makes p the active instance of its slot. The caller holds the sync
+// gate. The adaptation's lock is taken only to change the registry between
+// two events, never across a round trip to a plugin: a plugin's handler may
+// call back into the runtime (UpdateContainers, and the runtime's UpdateFn),
+// which may need a lock of the runtime's that an event waiting for the
+// adaptation's lock holds (containerd's NRI mutex; a container exit takes it
+// without BlockPluginSync). For an opted-in p, three steps:
+//
+//  1. swap, under the adaptation's lock: admission decides again (the rules
+//     take effect here), p becomes its slot's active instance but is still
+//     activating, so no event reaches it yet, and the old active instance
+//     becomes a standby, so none reaches it either.
+//  2. notices, no lock held: the old instance hears STANDBY, then p hears
+//     ACTIVE. If p does not take it, p is removed and the standby
+//     reactivated (registry.remove): a failed notice never leaves nobody.
+//  3. activate, under the adaptation's lock: p receives events from the
+//     next one on, the plugins written for upstream it takes over stop
+//     receiving them, and the old instance is superseded (or stays the
+//     standby for the grace period). Events dispatched during the notices
+//     (only events that bypass the gate can be) reach p after its answer,
+//     or, if it takes delta rounds, in a delta round before it is activated.
+//
+// A plugin that did not opt in is active at step 1 and told nothing, as
+// upstream does. If cur is set and an event was dispatched before step 1 that
+// cur's reader was not told about, nothing changes and errMissedEvent is
+// returned.
+func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor) ([]*api.ContainerUpdate, error) {
 	r := g.r
+	r.at(pointSwitch)
 	r.Lock()
-	defer r.Unlock()
 	if cur != nil && !cur.knows(r.dispatched.Load()) {
-		return errMissedEvent
+		r.Unlock()
+		return nil, errMissedEvent
 	}
 	sw, err := g.swap(p)
-	if err != nil {
-		return err
+	r.Unlock()
+	if err != nil || !p.handsOver() {
+		return nil, err
 	}
-	g.tell(ctx, sw)
-	return nil
+	if err := g.tell(ctx, sw); err != nil {
+		return nil, err
+	}
+	return g.activate(ctx, sw, cur)
 }
 
 // swap changes the registry for a switch to p. The caller holds the
@@ -332,20 +369,21 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	defer g.mu.Unlock()
 	s := p.slot
 	switch {
-	case g.closed:
-		return nil, errStopped
-	case p.isClosed():
-		return nil, fmt.Errorf("plugin %s closed before it became active", p.name())
 	case s.candidate != p && s.standby != p:
 		return nil, errDisplaced
 	case s.standby == p && s.active != nil:
 		return nil, fmt.Errorf("plugin %s was superseded again before it was reactivated", p.name())
 	}
-	sw := &switchover{to: p, from: s.active}
+	legacy, err := g.admitSwitch(p)
+	if err != nil {
+		return nil, err
+	}
+	sw := &switchover{to: p, from: s.active, legacy: legacy}
 	if s.candidate == p {
 		s.candidate = nil
 	}
 	if s.standby == p {
+		s.resume = nil // its reactivation reads and closes it
 		s.leaveStandby()
 		s.retired = slices.DeleteFunc(s.retired, func(id string) bool { return id == p.instance })
 	} else if s.standby != nil {
@@ -353,21 +391,17 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 		s.leaveStandby()
 	}
 	s.active = p
-	p.role = api.PluginRole_PLUGIN_ROLE_ACTIVE
+	if p.handsOver() {
+		p.role = api.PluginRole_PLUGIN_ROLE_ACTIVE
+		p.activating = make(chan struct{})
+	}
 	if old := sw.from; old != nil {
 		s.retire(old.instance)
-		if g.policy.grace > 0 && old.deltaSync() {
-			s.standby, old.role, sw.standby = old, api.PluginRole_PLUGIN_ROLE_STANDBY, true
-			s.graceT = time.AfterFunc(g.policy.grace, func() { g.graceOver(s, old) })
-			// No event is in flight: old knows every event dispatched so far.
-			s.resume = g.r.journal.openCursor(g.r.dispatched.Load)
-		}
-	}
-	if s.shared() {
-		sw.legacy = g.legacyPredecessors(p)
-		for _, q := range sw.legacy {
-			q.slot.active = nil
-		}
+		// A standby until p is active: if p does not take the role, the
+		// old instance is reactivated. No event is in flight, so it knows
+		// every event dispatched so far.
+		s.standby, old.role = old, api.PluginRole_PLUGIN_ROLE_STANDBY
+		s.resume = g.r.journal.openCursor(g.r.dispatched.Load)
 	}
 	g.rebuild()
 	if !s.shared() || sw.from == nil {
@@ -376,37 +410,119 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	return sw, nil
 }
 
-// tell carries out a switch's notices, in the order a plugin that keeps state
-// on the host needs: the old instances hear they are superseded (and get to
-// acknowledge, bounded by the shutdown timeout) before the new one hears it
-// is active. The caller holds the adaptation's lock, so every notice is
-// bounded in time, as an event is.
-func (g *registry) tell(ctx context.Context, sw *switchover) {
+// tell carries out a switch's notices, with no lock held, in the order a
+// plugin that keeps state on the host needs: the old instance hears it
+// stands by (and gets to acknowledge, bounded by the request timeout) before
+// the new one hears it is active. If p does not take the role it is
+// disconnected; the error says why.
+func (g *registry) tell(ctx context.Context, sw *switchover) error {
 	p := sw.to
 	if d := sw.dropped; d != nil {
 		d.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance took over while this one stood by", p)
 	}
-	for _, q := range sw.legacy {
-		g.r.log.Infof(ctx, "plugin %s takes over from %s, which does not support handover", p.describe(), q.qualifiedName())
-		q.supersede("superseded by "+p.describe(), p)
-	}
 	if old := sw.from; old != nil {
 		g.r.log.Infof(ctx, "plugin %s superseded by %s", old.describe(), p.describe())
-		if sw.standby {
-			g.tellRole(ctx, old, api.PluginRole_PLUGIN_ROLE_STANDBY, p, fmt.Sprintf("superseded, standing by for %s", g.policy.grace))
-		} else {
-			old.supersede("superseded by "+p.describe(), p)
+		msg := "superseded, standing by until the successor is active"
+		if g.keepsStandby(old) {
+			msg = fmt.Sprintf("superseded, standing by for %s", g.policy.grace)
+		}
+		if err := g.tellRole(ctx, old, api.PluginRole_PLUGIN_ROLE_STANDBY, p, msg); err != nil {
+			old.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
+				fmt.Sprintf("did not take the standby role: %v", err), p)
 		}
 	}
-	if err := g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, sw.from, "active"); err != nil {
+	err := g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, sw.from, "active")
+	if err == nil && p.isClosed() {
+		err = fmt.Errorf("plugin %s closed before it became active", p.name())
+	}
+	if err != nil {
+		// Removes p at once and, with it, reactivates the standby.
 		p.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED),
 			fmt.Sprintf("did not take the active role: %v", err), nil)
 	}
+	close(p.activating) // events waiting for the answer go on: to p, or past it
+	return err
+}
+
+// keepsStandby tells whether a superseded instance stays as the standby for
+// the grace period once its successor is active.
+func (g *registry) keepsStandby(old *plugin) bool {
+	return g.policy.grace > 0 && old.deltaSync()
+}
+
+// activate lets p, which took the active role, receive events. If an event
+// was dispatched that p's knowledge (cur) does not cover, p first gets a
+// delta round with what it changed (bounded: only events that bypass the
+// gate can be dispatched meanwhile).
+func (g *registry) activate(ctx context.Context, sw *switchover, cur *cursor) ([]*api.ContainerUpdate, error) {
+	r, p := g.r, sw.to
+	var updates []*api.ContainerUpdate
+	for round := 0; ; round++ {
+		r.Lock()
+		if cur != nil && round < maxCatchUps && !cur.knows(r.dispatched.Load()) {
+			r.Unlock()
+			more, _, err := g.catchUp(ctx, p, cur)
+			if err != nil {
+				p.shutdown(g.syncFailureReason(err), err.Error(), nil)
+				return nil, err
+			}
+			updates = append(updates, more...)
+			continue
+		}
+		if round == maxCatchUps {
+			r.log.Warnf(ctx, "plugin %s: events bypassing BlockPluginSync kept changing the runtime's state; activating it after %d rounds",
+				p.name(), maxCatchUps)
+		}
+		retire, err := g.activated(sw)
+		r.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range sw.legacy {
+			g.r.log.Infof(ctx, "plugin %s takes over from %s, which does not support handover", p.describe(), q.qualifiedName())
+			q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "superseded by "+p.describe(), p)
+		}
+		if retire != nil {
+			retire.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "superseded by "+p.describe(), p)
+		}
+		return updates, nil
+	}
+}
+
+// activated ends p's activation in the registry: p receives events, the
+// plugins written for upstream it took over do not, and the old instance
+// stays the standby for the grace period or is returned for retiring. The
+// caller holds the adaptation's lock.
+func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p, s := sw.to, sw.to.slot
+	if s.active != p {
+		return nil, fmt.Errorf("plugin %s was lost before it became active", p.name())
+	}
+	p.activating = nil
+	for _, q := range sw.legacy {
+		if q.slot.active == q {
+			q.slot.active = nil
+		}
+	}
+	if old := sw.from; old != nil && s.standby == old {
+		if g.keepsStandby(old) {
+			s.graceSeq++
+			seq := s.graceSeq
+			s.graceT = time.AfterFunc(g.policy.grace, func() { g.graceOver(s, old, seq) })
+		} else {
+			s.leaveStandby()
+			retire = old
+		}
+	}
+	g.rebuild()
+	return retire, nil
 }
 
 // tellRole tells an opted-in plugin its role, bounded by the request timeout.
-// Role notices are sent only by tell, under the adaptation's lock, so they
-// reach a plugin in the order they were decided.
+// Role notices are sent only by tell, under the sync gate, so they reach a
+// plugin in the order they were decided.
 func (g *registry) tellRole(ctx context.Context, p *plugin, role api.PluginRole, peer *plugin, msg string) error {
 	if !p.handsOver() || p.isClosed() {
 		return nil
@@ -435,7 +551,7 @@ func (g *registry) takeoverFrom(p *plugin) *api.Takeover {
 	if a := s.active; a != nil {
 		return &api.Takeover{PredecessorVersion: a.version, PredecessorInstance: a.instance, PredecessorGeneration: a.generation}
 	}
-	if len(g.legacyPredecessors(p)) > 0 {
+	if len(g.legacyVictims(p)) > 0 {
 		return &api.Takeover{}
 	}
 	return nil
@@ -471,6 +587,7 @@ func (g *registry) reactivate(p, lost *plugin, resume *cursor, ticket *gateTicke
 	if err := r.syncGate.lockTicket(ctx, ticket); err != nil {
 		return
 	}
+	defer resume.close()
 	waitStart := time.Now()
 	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
 		PredecessorGeneration: lost.generation, Reactivation: true}
@@ -487,10 +604,14 @@ func (g *registry) reactivate(p, lost *plugin, resume *cursor, ticket *gateTicke
 	g.applyUpdates(ctx, p, updates)
 }
 
-// graceOver retires a standby whose successor survived the grace period.
-func (g *registry) graceOver(s *slot, p *plugin) {
+// graceOver retires a standby whose successor survived the grace period. seq
+// names the timer: one that fired while stopGrace stopped it (the successor
+// was lost and the standby's reactivation queued) must not retire it.
+func (g *registry) graceOver(s *slot, p *plugin, seq uint64) {
+	g.r.at(pointGrace)
+	defer g.r.at(pointGraceDone)
 	g.mu.Lock()
-	if s.standby != p {
+	if s.standby != p || s.graceSeq != seq || s.graceT == nil {
 		g.mu.Unlock()
 		return
 	}
@@ -510,6 +631,7 @@ func (s *slot) leaveStandby() {
 }
 
 func (s *slot) stopGrace() {
+	s.graceSeq++
 	if s.graceT != nil {
 		s.graceT.Stop()
 		s.graceT = nil

@@ -2,7 +2,6 @@ package adaptation
 
 import (
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -56,26 +55,4 @@ type HandoverMetrics interface {
 	// long it took from registration, and how long runtime events waited for
 	// its commit.
 	RecordHandover(plugin, outcome string, duration, eventWait time.Duration)
-}
-
-// mayClaim decides whether p may become the candidate of the shared slot s:
-//   - an instance the slot retired may not come back while the slot lives;
-//   - a lower rollout generation never displaces a higher one;
-//   - with WithRefuseDowngrades, a lower plugin version never displaces a higher one;
-//   - otherwise the newest registration wins: it displaces a pending
-//     candidate, and the active instance at its commit.
-func (pol handoverPolicy) mayClaim(s *slot, p *plugin) error {
-	if p.instance != "" && slices.Contains(s.retired, p.instance) {
-		return fmt.Errorf("plugin %s was superseded and may not take over again while its successors are connected", p.describe())
-	}
-	for _, inc := range []*plugin{s.active, s.candidate} {
-		if inc != nil && p.generation != 0 && inc.generation != 0 && p.generation < inc.generation {
-			return fmt.Errorf("plugin %s is older than %s (rollout generation %d < %d)",
-				p.describe(), inc.describe(), p.generation, inc.generation)
-		}
-	}
-	if a := s.active; a != nil && pol.refuseDowngrades && versionLess(p.version, a.version) {
-		return fmt.Errorf("plugin %s would downgrade %s and downgrades are refused", p.describe(), a.describe())
-	}
-	return nil
 }

@@ -30,12 +30,18 @@ func (g *registry) optedIn(idx, base, id string, gen uint64, version string) *pl
 	return p
 }
 
-// activate makes p, the candidate of its slot, the active instance, as a
-// commit does.
-func (g *registry) activate(t *testing.T, p *plugin) {
+// switchNow makes p, the candidate of its slot, the active instance, as a
+// switch does, without the notices.
+func (g *registry) switchNow(t *testing.T, p *plugin) {
 	t.Helper()
-	if _, err := g.swap(p); err != nil {
+	sw, err := g.swap(p)
+	if err != nil {
 		t.Fatalf("swap %s: %v", p.describe(), err)
+	}
+	if p.handsOver() {
+		if _, err := g.activated(sw); err != nil {
+			t.Fatalf("activate %s: %v", p.describe(), err)
+		}
 	}
 }
 
@@ -73,7 +79,7 @@ func TestClaimRules(t *testing.T) {
 					t.Fatalf("step %d: error %v, want one containing %q", i, err, s.wantErr)
 				}
 				if s.commit {
-					g.activate(t, p)
+					g.switchNow(t, p)
 				}
 			}
 		})
@@ -105,7 +111,7 @@ func TestRetiredIDsLiveWithTheirSlot(t *testing.T) {
 		if _, err := g.place(p); err != nil {
 			t.Fatal(err)
 		}
-		g.activate(t, p)
+		g.switchNow(t, p)
 		last = p
 	}
 	s := last.slot
@@ -148,7 +154,7 @@ func TestStandbyUpdateWhileReactivating(t *testing.T) {
 	if _, err := g.place(a); err != nil {
 		t.Fatal(err)
 	}
-	g.activate(t, a)
+	g.switchNow(t, a)
 	a.registered = true
 	s := a.slot
 	s.active, s.standby = nil, a // the successor was lost; a waits for its re-sync

@@ -93,6 +93,11 @@ type plugin struct {
 	// the role the registry decided.
 	slot *slot
 	role api.PluginRole
+	// activating is set from an opted-in instance's switch until it is
+	// activated, and closed when it answered its ACTIVE notice; events
+	// dispatched meanwhile do not reach it before (handover.go, receives).
+	// Written under both the adaptation's and the registry's lock.
+	activating chan struct{}
 
 	lostOnce     sync.Once
 	teardownOnce sync.Once

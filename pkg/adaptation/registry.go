@@ -8,19 +8,10 @@ package adaptation
 // builtin and pre-installed plugin) has a slot of its own, so it runs exactly
 // as under upstream NRI: 10-logger and 90-logger both receive every event, and
 // so do two connections registering the same name and index. An external
-// plugin that opted in (api.FeatureHandover) shares the slot of its name with
-// the other opted-in instances of that name; handover.go decides who of them
-// is active. Two rules tie the kinds together:
-//
-//   - builtin and pre-installed plugins are never displaced: an opted-in
-//     external plugin with the name of one is refused;
-//   - an opted-in instance takes over a plugin written for upstream with the
-//     same name and index (the upgrade path of today's plugins), and while it
-//     holds that name and index, such a plugin is refused: neither flapping
-//     nor two instances side by side.
-//
-// And whoever takes over must be allowed to evict whom it replaces: by
-// default a process of the same user (supersede.go).
+// plugin that opted in (api.FeatureHandover) shares a slot with the other
+// opted-in instances of its name that it may supersede (its lineage);
+// handover.go decides who of them is active, admission.go who may join,
+// take over and stay.
 
 import (
 	"cmp"
@@ -43,14 +34,14 @@ type registry struct {
 	mu      sync.Mutex
 	plugins []*plugin            // active, in dispatch order; replaced, never modified in place
 	all     map[*plugin]struct{} // every plugin from creation until torn down
-	named   map[string]*slot     // the shared slots of opted-in plugins, by name
+	named   map[string][]*slot   // the shared slots of opted-in plugins, by name (admission.go)
 	closed  bool
 	seq     uint64
 	policy  handoverPolicy
 }
 
 func newRegistry(r *Adaptation) *registry {
-	return &registry{r: r, all: map[*plugin]struct{}{}, named: map[string]*slot{}}
+	return &registry{r: r, all: map[*plugin]struct{}{}, named: map[string][]*slot{}}
 }
 
 // slot is one place in the dispatch order. A slot of its own holds one
@@ -62,6 +53,7 @@ type slot struct {
 	candidate *plugin // joining; at most one, a newer one displaces it
 	standby   *plugin // superseded, kept for the grace period (handover.go)
 	graceT    *time.Timer
+	graceSeq  uint64 // names the current grace timer; stopGrace moves it on
 	// resume is where the standby's knowledge of the runtime's state ends:
 	// if it is reactivated, it is told what changed since (journal.go).
 	resume *cursor
@@ -144,84 +136,6 @@ func (g *registry) active() []*plugin {
 	return g.plugins
 }
 
-// place is admission control at registration time: it puts p into its slot
-// as the candidate, or refuses it before it is configured and synchronized
-// for nothing. The error becomes RegisterPlugin's reply and the plugin is
-// disconnected with SHUTDOWN_REASON_REGISTRATION_REJECTED. A pending
-// candidate that p displaces is returned, for the caller to disconnect.
-func (g *registry) place(p *plugin) (displaced *plugin, err error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	switch {
-	case g.closed:
-		return nil, errStopped
-	case p.isClosed():
-		return nil, fmt.Errorf("plugin %s is disconnecting", p.name())
-	}
-	g.seq++
-	p.seq = g.seq // registration order: the last tie-breaker of dispatch order
-	if !p.handsOver() {
-		if err := g.refuseBesideHolder(p); err != nil {
-			return nil, err
-		}
-		p.slot = &slot{candidate: p}
-		return nil, nil
-	}
-	for q := range g.all {
-		if q.kind != kindExternal && q.base == p.base && q != p {
-			return nil, fmt.Errorf("plugin %s may not take over %s plugin %s", p.describe(), q.kind, q.name())
-		}
-	}
-	s := g.named[p.base]
-	if s == nil {
-		s = &slot{name: p.base}
-		g.named[p.base] = s
-	}
-	err = g.policy.mayClaim(s, p)
-	if err == nil {
-		err = g.maySupersede(s, p)
-	}
-	if err != nil {
-		if s.empty() {
-			delete(g.named, p.base)
-		}
-		return nil, err
-	}
-	displaced, s.candidate = s.candidate, p
-	p.slot = s
-	return displaced, nil
-}
-
-// refuseBesideHolder refuses an external plugin written for upstream while an
-// opted-in instance holds its name and index: the two would run side by side,
-// and the older one, restarted after being superseded, would not know to
-// stand back. g.mu is held.
-func (g *registry) refuseBesideHolder(p *plugin) error {
-	if p.kind != kindExternal {
-		return nil
-	}
-	if s := g.named[p.base]; s != nil {
-		if h := s.holder(); h != nil && h.idx == p.idx {
-			return fmt.Errorf("plugin %s does not support handover and may not run beside %s, which took over its name", p.name(), h.describe())
-		}
-	}
-	return nil
-}
-
-// legacyPredecessors lists the active external plugins written for upstream
-// that an opted-in p takes over: those with its name and index. g.mu is held.
-func (g *registry) legacyPredecessors(p *plugin) []*plugin {
-	var out []*plugin
-	for q := range g.all {
-		if q != p && q.slot != nil && q.slot.active == q && // placed: its identity is written
-			q.kind == kindExternal && !q.handsOver() && q.idx == p.idx && q.base == p.base {
-			out = append(out, q)
-		}
-	}
-	slices.SortFunc(out, dispatchOrder)
-	return out
-}
-
 // remove takes a plugin out of its slot and out of event delivery. It is
 // called when a plugin is dropped or its connection closes, possibly during
 // dispatch, so it only takes the registry's own lock. If p was the active
@@ -248,9 +162,7 @@ func (g *registry) remove(p *plugin) {
 			s.stopGrace()
 		}
 	}
-	if s.shared() && s.empty() && g.named[s.name] == s {
-		delete(g.named, s.name)
-	}
+	g.dropSlot(s)
 	if standby != nil {
 		g.startReactivation(standby, p)
 	}

@@ -17,7 +17,6 @@ package adaptation
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 )
 
@@ -84,38 +83,4 @@ func WithSupersedePolicy(policy SupersedePolicy) Option {
 		r.reg.policy.supersede = policy
 		return nil
 	}
-}
-
-// maySupersede applies the supersede policy to every instance p would evict
-// if it took over: the slot's active instance, standby and pending
-// candidate, and the plugins written for upstream with p's name and index.
-// Checking them all at registration refuses p before it costs a
-// synchronization, and no instance p may evict appears later: the standby
-// is made from the active instance, and a plugin written for upstream that
-// registers while p is the candidate is refused (refuseBesideHolder).
-// g.mu is held.
-func (g *registry) maySupersede(s *slot, p *plugin) error {
-	policy := g.policy.supersede
-	if policy == nil {
-		policy = SupersedeSameUID
-	}
-	victims := []*plugin{s.active, s.standby, s.candidate}
-	for q := range g.all {
-		// q.slot first: a plugin is placed (under g.mu) only after its
-		// registration wrote its identity; one still registering is no
-		// victim yet, and its fields may not be read.
-		if q != p && q.slot != nil && q.kind == kindExternal && !q.handsOver() && q.idx == p.idx && q.base == p.base && !q.isClosed() {
-			victims = append(victims, q)
-		}
-	}
-	for _, q := range victims {
-		if q == nil {
-			continue
-		}
-		if err := policy(q.cred, p.cred); err != nil {
-			return fmt.Errorf("plugin %s (uid %d) may not supersede %s (uid %d): %w",
-				p.describe(), p.cred.UID, q.describe(), q.cred.UID, err)
-		}
-	}
-	return nil
 }

@@ -73,12 +73,15 @@ func (g *registry) legacyPlugin(t *testing.T, idx, base string, uid int) *plugin
 	if _, err := g.place(p); err != nil {
 		t.Fatal(err)
 	}
-	g.activate(t, p)
+	g.switchNow(t, p)
 	return p
 }
 
-// Every instance a successor would evict is checked at registration: the
-// refusal names both instances and both uids, and the slot is unchanged.
+// The supersede policy decides the lineage before any precedence rule: a
+// successor joins the slot whose instances it may all evict, runs beside the
+// instances it may evict none of (as two plugins of one name do under
+// upstream NRI), and is refused by a slot of which it may evict some but not
+// others. A refusal names both instances and both uids; nothing kept changes.
 func TestSupersedeRules(t *testing.T) {
 	type setup func(t *testing.T, g *registry) *plugin // returns the instance to be kept
 	active := func(t *testing.T, g *registry) *plugin {
@@ -86,48 +89,57 @@ func TestSupersedeRules(t *testing.T) {
 		if _, err := g.place(a); err != nil {
 			t.Fatal(err)
 		}
-		g.activate(t, a)
+		g.switchNow(t, a)
 		return a
 	}
+	const (
+		joins   = "joins"
+		beside  = "beside"
+		refused = "refused"
+	)
 	for _, tc := range []struct {
-		name   string
-		setup  setup
-		policy SupersedePolicy
-		uid    int
-		victim string // the instance named in the refusal; "" means accepted
+		name    string
+		setup   setup
+		policy  SupersedePolicy
+		uid     int
+		outcome string
+		victim  string // refused: the instance named in the refusal
 	}{
-		{"active, same uid", active, nil, 0, ""},
-		{"active, other uid", active, nil, 65534, "10-p instance a (uid 0)"},
-		{"active, other uid, any peer", active, SupersedeAnyPeer, 65534, ""},
-		{"active, tightened", active, sameUIDAndGID, 0, ""},
+		{"active, same uid", active, nil, 0, joins, ""},
+		{"active, other uid", active, nil, 65534, beside, ""},
+		{"active, other uid, any peer", active, SupersedeAnyPeer, 65534, joins, ""},
+		{"active, tightened", active, sameUIDAndGID, 0, joins, ""},
 		{"pending candidate, other uid", func(t *testing.T, g *registry) *plugin {
 			c := as(g.optedIn("10", "p", "c", 0, ""), 0, 0)
 			if _, err := g.place(c); err != nil {
 				t.Fatal(err)
 			}
 			return c
-		}, nil, 65534, "10-p instance c (uid 0)"},
-		{"standby, other uid", func(t *testing.T, g *registry) *plugin {
+		}, nil, 65534, beside, ""},
+		{"standby of another uid beside an active one of its own", func(t *testing.T, g *registry) *plugin {
 			a := active(t, g)
 			b := as(g.optedIn("10", "p", "b", 0, ""), 65534, 65534)
 			g.policy.supersede = SupersedeAnyPeer // b was let in
 			if _, err := g.place(b); err != nil {
 				t.Fatal(err)
 			}
-			g.activate(t, b)
+			g.switchNow(t, b)
 			g.policy.supersede = nil
 			if a.slot.standby != a {
 				t.Fatal("a is not the standby")
 			}
 			t.Cleanup(a.slot.stopGrace)
 			return a
-		}, nil, 65534, "10-p instance a (uid 0)"},
+		}, nil, 65534, refused, "10-p instance a (uid 0)"},
 		{"plugin written for upstream, other uid", func(t *testing.T, g *registry) *plugin {
 			return g.legacyPlugin(t, "10", "p", 0)
-		}, nil, 65534, "10-p (uid 0)"},
+		}, nil, 65534, beside, ""},
+		{"plugin written for upstream, same uid", func(t *testing.T, g *registry) *plugin {
+			return g.legacyPlugin(t, "10", "p", 0)
+		}, nil, 0, joins, ""},
 		{"plugin written for upstream with another index", func(t *testing.T, g *registry) *plugin {
 			return g.legacyPlugin(t, "20", "p", 0)
-		}, nil, 65534, ""},
+		}, nil, 65534, beside, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := testRegistry(handoverPolicy{grace: time.Hour, supersede: tc.policy})
@@ -135,25 +147,35 @@ func TestSupersedeRules(t *testing.T) {
 			held := *kept.slot
 			succ := as(g.optedIn("10", "p", "s", 0, ""), tc.uid, tc.uid)
 			displaced, err := g.place(succ)
-			if tc.victim == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
+			if tc.outcome == refused {
+				if err == nil {
+					t.Fatalf("instance s of uid %d was let in", tc.uid)
 				}
-				return
+				for _, want := range []string{"10-p instance s (uid 65534)", tc.victim} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not name %q", err, want)
+					}
+				}
+				if displaced != nil || succ.slot != nil {
+					t.Errorf("the refused instance was placed (displaced %v)", displaced)
+				}
+			} else if err != nil {
+				t.Fatalf("refused: %v", err)
 			}
-			if err == nil {
-				t.Fatalf("instance s of uid %d was let in", tc.uid)
-			}
-			for _, want := range []string{"10-p instance s (uid 65534)", tc.victim} {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not name %q", err, want)
+			if tc.outcome != joins {
+				if s := kept.slot; s.active != held.active || s.candidate != held.candidate || s.standby != held.standby {
+					t.Errorf("the slot changed: %+v, was %+v", *s, held)
 				}
 			}
-			if displaced != nil || succ.slot != nil {
-				t.Errorf("the refused instance was placed (displaced %v)", displaced)
-			}
-			if s := kept.slot; s.active != held.active || s.candidate != held.candidate || s.standby != held.standby {
-				t.Errorf("the slot changed: %+v, was %+v", *s, held)
+			if tc.outcome == beside {
+				if succ.slot == kept.slot {
+					t.Fatal("an instance that may not supersede another shares its slot")
+				}
+				// At its switch it takes over nothing it may not.
+				g.switchNow(t, succ)
+				if kept.slot.active != held.active || kept.slot.candidate != held.candidate {
+					t.Errorf("the kept instance was displaced at the successor's switch")
+				}
 			}
 		})
 	}

@@ -93,10 +93,12 @@ var _ = Describe("Plugin handover", Label("handover"), func() {
 			records("B learns whom it takes over from", b))
 		Expect(b.find(record.Synchronize, "kind=delta")).NotTo(BeEmpty(), records("B catches up with a delta round", b))
 
-		By("A hears it was superseded, naming B, before B hears it is active, then is disconnected")
+		By("A hears it stands by, naming B, before B hears it is active; once B took the role, A is superseded and disconnected")
 		Eventually(a.has(record.Shutdown, superseded, "succ=b", "succver=2.0.0", "succgen=2")).Should(BeTrue())
 		Eventually(a.has(Closed)).Should(BeTrue())
-		Expect(lineIndex(shared, a, record.Shutdown)).To(BeNumerically("<", lineIndex(shared, b, record.RoleChange, "role=ACTIVE")))
+		Expect(a.find(record.RoleChange, "role=STANDBY", "peer=b")).To(HaveLen(1), records("A stands by for B", a))
+		Expect(lineIndex(shared, a, record.RoleChange, "role=STANDBY")).To(BeNumerically("<", lineIndex(shared, b, record.RoleChange, "role=ACTIVE")))
+		Expect(lineIndex(shared, b, record.RoleChange, "role=ACTIVE")).To(BeNumerically("<", lineIndex(shared, a, record.Shutdown)))
 		Expect(lineIndex(shared, a, record.Shutdown)).To(BeNumerically("<", lineIndex(shared, a, Closed)))
 
 		By("only B is ready; the superseded A stays up, not ready")

@@ -1,0 +1,289 @@
+package adaptation
+
+// Admission: who may become, and stay, an active plugin.
+//
+// This file is the one place that decides it. The same rules run twice:
+//
+//   - when a plugin registers (place), so that a plugin that would be
+//     refused is not configured and synchronized for nothing;
+//   - at its switch (swap, under the adaptation's lock), where the decision
+//     takes effect: between the two other instances of the name may have
+//     registered, become active or gone, and a rule that held at
+//     registration must still hold here.
+//
+// Rules, in the order they are applied (docs/proposal.md, "Admission", has
+// the same table with a test per row):
+//
+//	rule        applies to         refuses when
+//	stopping    every plugin       the runtime is stopping, or the plugin disconnecting
+//	builtin     opted-in           a builtin or pre-installed plugin has its name
+//	beside      written for        an opted-in instance holding its name and index
+//	            upstream           may supersede it (it would run beside it, or flap back)
+//	supersede   opted-in           the SupersedePolicy lets it evict some instances of its
+//	                               name's slot but not others (at registration, where it
+//	                               chooses the lineage), or not the instances of its slot
+//	                               (at the switch)
+//	retired     opted-in           its lineage superseded its instance id
+//	generation  opted-in           its rollout generation is lower than the active or pending
+//	                               instance's of its lineage
+//	downgrade   opted-in, with     its plugin version is lower than the active instance's
+//	            WithRefuseDowngrades
+//
+// Lineage: an opted-in instance shares the slot of its name only with
+// instances it may supersede (SupersedePolicy); if no slot of its name is
+// such, it gets a slot of its own and runs beside the others, as two plugins
+// of one name do under upstream NRI. The policy is thus consulted before any
+// precedence rule, and an instance nobody may supersede from (another user's,
+// say) can neither take over nor keep a legitimate successor out: it is in
+// another lineage. At its switch an opted-in instance takes over the plugins
+// written for upstream with its name and index that it may supersede
+// (victims).
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// admissionRule is one row of the table above.
+type admissionRule struct {
+	name    string
+	applies func(*plugin) bool // the newcomers the rule is about
+	check   func(a *admission) error
+}
+
+func everyPlugin(*plugin) bool  { return true }
+func optedIn(p *plugin) bool    { return p.handsOver() }
+func notOptedIn(p *plugin) bool { return !p.handsOver() }
+
+// admission is one evaluation of the rules for p.
+type admission struct {
+	g        *registry
+	p        *plugin
+	s        *slot // opted-in: its lineage's slot; nil if it has none yet
+	atSwitch bool
+}
+
+var admissionRules = []admissionRule{
+	{"stopping", everyPlugin, func(a *admission) error {
+		switch {
+		case a.g.closed:
+			return errStopped
+		case a.p.isClosed():
+			return fmt.Errorf("plugin %s is disconnecting", a.p.name())
+		}
+		return nil
+	}},
+	{"builtin", optedIn, func(a *admission) error {
+		for q := range a.g.all {
+			if q.kind != kindExternal && q.base == a.p.base && q != a.p {
+				return fmt.Errorf("plugin %s may not take over %s plugin %s", a.p.describe(), q.kind, q.name())
+			}
+		}
+		return nil
+	}},
+	{"beside", notOptedIn, func(a *admission) error {
+		p := a.p
+		if p.kind != kindExternal {
+			return nil
+		}
+		for _, s := range a.g.named[p.base] {
+			if h := s.holder(); h != nil && h != p && h.idx == p.idx && a.g.maySupersede(p, h) == nil {
+				return fmt.Errorf("plugin %s does not support handover and may not run beside %s, which took over its name", p.name(), h.describe())
+			}
+		}
+		return nil
+	}},
+	{"supersede", optedIn, func(a *admission) error {
+		if !a.atSwitch {
+			var err error
+			a.s, err = a.g.lineage(a.p)
+			return err
+		}
+		for _, q := range a.s.members() {
+			if q != a.p {
+				if err := a.g.maySupersede(q, a.p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}},
+	{"retired", optedIn, func(a *admission) error {
+		p := a.p
+		if a.s != nil && a.s.standby != p && p.instance != "" && slices.Contains(a.s.retired, p.instance) {
+			return fmt.Errorf("plugin %s was superseded and may not take over again while its successors are connected", p.describe())
+		}
+		return nil
+	}},
+	{"generation", optedIn, func(a *admission) error {
+		if a.s == nil {
+			return nil
+		}
+		p := a.p
+		for _, inc := range []*plugin{a.s.active, a.s.candidate} {
+			if inc != nil && inc != p && p.generation != 0 && inc.generation != 0 && p.generation < inc.generation {
+				return fmt.Errorf("plugin %s is older than %s (rollout generation %d < %d)",
+					p.describe(), inc.describe(), p.generation, inc.generation)
+			}
+		}
+		return nil
+	}},
+	{"downgrade", optedIn, func(a *admission) error {
+		if a.s == nil || !a.g.policy.refuseDowngrades {
+			return nil
+		}
+		if act := a.s.active; act != nil && act != a.p && versionLess(a.p.version, act.version) {
+			return fmt.Errorf("plugin %s would downgrade %s and downgrades are refused", a.p.describe(), act.describe())
+		}
+		return nil
+	}},
+}
+
+// decide runs the rules that apply to p, at registration (s is chosen by
+// the supersede rule and returned) or at its switch (s is p's slot). g.mu is
+// held.
+func (g *registry) decide(p *plugin, s *slot, atSwitch bool) (*slot, error) {
+	a := &admission{g: g, p: p, s: s, atSwitch: atSwitch}
+	for _, r := range admissionRules {
+		if !r.applies(p) {
+			continue
+		}
+		if err := r.check(a); err != nil {
+			return nil, err
+		}
+	}
+	return a.s, nil
+}
+
+// place is admission at registration: it puts p into its slot as the
+// candidate, or refuses it before it is configured and synchronized for
+// nothing. The error becomes RegisterPlugin's reply and the plugin is
+// disconnected with SHUTDOWN_REASON_REGISTRATION_REJECTED. A pending
+// candidate that p displaces is returned, for the caller to disconnect.
+func (g *registry) place(p *plugin) (displaced *plugin, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.seq++
+	p.seq = g.seq // registration order: the last tie-breaker of dispatch order
+	s, err := g.decide(p, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	if !p.handsOver() {
+		p.slot = &slot{candidate: p}
+		return nil, nil
+	}
+	if s == nil {
+		for _, o := range g.named[p.base] {
+			if h := o.holder(); h != nil {
+				g.r.log.Warnf(g.r.ctx, "plugin %s (uid %d) runs beside %s (uid %d): the supersede policy lets neither take over from the other",
+					p.describe(), p.cred.UID, h.describe(), h.cred.UID)
+			}
+		}
+		s = &slot{name: p.base}
+		g.named[p.base] = append(g.named[p.base], s)
+	}
+	displaced, s.candidate = s.candidate, p
+	p.slot = s
+	if g.policy.grace > 0 && !p.deltaSync() {
+		g.r.log.Warnf(g.r.ctx, "plugin %s does not support delta rounds (%s): it will have no standby while its successor joins or after it is superseded",
+			p.describe(), "api.FeatureDeltaSync")
+		g.recordHandover(p, "standby-unavailable", time.Now(), 0)
+	}
+	return displaced, nil
+}
+
+// lineage is the slot of p's name whose every instance p may supersede, or
+// nil if p may supersede no instance of its name and starts a lineage of its
+// own. A slot of which p may supersede some instances but not others (the
+// policy changed, or is not symmetric) refuses it: p could neither take over
+// cleanly nor run beside them. g.mu is held.
+func (g *registry) lineage(p *plugin) (*slot, error) {
+	for _, s := range g.named[p.base] {
+		var allowed int
+		var refusal error
+		for _, q := range s.members() {
+			if err := g.maySupersede(q, p); err != nil {
+				refusal = err
+			} else {
+				allowed++
+			}
+		}
+		switch {
+		case refusal == nil:
+			return s, nil
+		case allowed > 0:
+			return nil, refusal
+		}
+	}
+	return nil, nil
+}
+
+// admitSwitch is admission at p's switch: the rules again, now that they
+// take effect, and the plugins written for upstream that p takes over.
+// g.mu is held.
+func (g *registry) admitSwitch(p *plugin) (victims []*plugin, err error) {
+	s := p.slot
+	if !s.shared() {
+		_, err := g.decide(p, nil, true)
+		return nil, err
+	}
+	if _, err := g.decide(p, s, true); err != nil {
+		return nil, err
+	}
+	return g.legacyVictims(p), nil
+}
+
+// legacyVictims lists the active plugins written for upstream that an
+// opted-in p takes over: those with its name and index that it may
+// supersede. g.mu is held.
+func (g *registry) legacyVictims(p *plugin) []*plugin {
+	var out []*plugin
+	for q := range g.all {
+		if q != p && q.slot != nil && q.slot.active == q && !q.slot.shared() && // placed: its identity is written
+			q.kind == kindExternal && q.idx == p.idx && q.base == p.base && g.maySupersede(q, p) == nil {
+			out = append(out, q)
+		}
+	}
+	slices.SortFunc(out, dispatchOrder)
+	return out
+}
+
+// maySupersede applies the supersede policy (supersede.go) to successor
+// evicting predecessor.
+func (g *registry) maySupersede(predecessor, successor *plugin) error {
+	policy := g.policy.supersede
+	if policy == nil {
+		policy = SupersedeSameUID
+	}
+	if err := policy(predecessor.cred, successor.cred); err != nil {
+		return fmt.Errorf("plugin %s (uid %d) may not supersede %s (uid %d): %w",
+			successor.describe(), successor.cred.UID, predecessor.describe(), predecessor.cred.UID, err)
+	}
+	return nil
+}
+
+// members are the instances in a slot.
+func (s *slot) members() []*plugin {
+	var out []*plugin
+	for _, q := range []*plugin{s.active, s.candidate, s.standby} {
+		if q != nil {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// dropSlot forgets an empty shared slot. g.mu is held.
+func (g *registry) dropSlot(s *slot) {
+	if !s.shared() || !s.empty() {
+		return
+	}
+	ss := slices.DeleteFunc(g.named[s.name], func(x *slot) bool { return x == s })
+	if len(ss) == 0 {
+		delete(g.named, s.name)
+	} else {
+		g.named[s.name] = ss
+	}
+}

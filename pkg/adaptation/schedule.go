@@ -1,0 +1,45 @@
+package adaptation
+
+// Schedule perturbation, for tests.
+//
+// The handover's guarantees must hold on every interleaving a node
+// produces, not only on the one a test happens to run. The registry calls
+// at(point) at each boundary where another goroutine's step may come in
+// between (a registration, the drain, the snapshot, each synchronization
+// round, taking the gate, the switch, each notice, a grace timer, a
+// disconnect); a test's hook can yield or pause there, driven by a seed, so
+// that a failing schedule replays. Without a hook at costs a nil check.
+
+// The boundaries passed to a schedule hook.
+const (
+	pointRegister   = "register"
+	pointDrain      = "drain"
+	pointSnapshot   = "snapshot"
+	pointSyncRound  = "sync-round"
+	pointGate       = "gate"
+	pointSwitch     = "switch"
+	pointNotice     = "notice"
+	pointActivate   = "activate"
+	pointGrace      = "grace"      // a grace timer fired
+	pointGraceDone  = "grace-done" // its graceOver returned
+	pointDisconnect = "disconnect"
+)
+
+// WithScheduleHook calls hook at every boundary of plugin registration and
+// handover, from the goroutine about to cross it, with no lock of the
+// adaptation held. It exists for tests that perturb the schedule (a hook
+// that yields or sleeps briefly, chosen by a seed); a runtime has no use
+// for it. The hook must return.
+func WithScheduleHook(hook func(point string)) Option {
+	return func(r *Adaptation) error {
+		r.hook = hook
+		return nil
+	}
+}
+
+// at lets the schedule hook run at a boundary.
+func (r *Adaptation) at(point string) {
+	if h := r.hook; h != nil {
+		h(point)
+	}
+}
