@@ -211,6 +211,29 @@ func TestSyncRoundThatLooksSmallButIsNotIsSplit(t *testing.T) {
 	}
 }
 
+// Over ttrpc, with its real envelope: a round that fits is one message,
+// also when its first entries (what the estimate samples) are large, and
+// when it is over the message budget but within ttrpc's limit.
+func TestSyncRoundThatFitsIsOneMessageOverTTRPC(t *testing.T) {
+	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Minute)
+	for _, c := range []struct {
+		name  string
+		shape string
+		bytes int
+	}{
+		{"3.3 MB, large first", "large-first", ttrpcMessageLimit * 8 / 10},
+		{"over the budget, within ttrpc's limit", "uniform", ttrpcMessageLimit - 2*testEnvelope},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rt := newFakeRuntime()
+			rt.containers = sizedRound(t, c.shape, c.bytes).ctrs
+			if n, _, ctrs := syncSplit(t, rt); n != 1 || ctrs != len(rt.containers) {
+				t.Fatalf("round sent in %d messages carrying %d containers, want one with %d", n, ctrs, len(rt.containers))
+			}
+		})
+	}
+}
+
 func TestFailurePolicy(t *testing.T) {
 	for _, c := range []struct {
 		name       string

@@ -201,37 +201,39 @@ func (p *plugin) synchronizeDelta(ctx context.Context, d *delta, takeover *api.T
 // has one deadline, the request timeout: the runtime may hold its operations
 // for the round, so the round, not each message, is what must be bounded.
 //
-// A round that fits in one message is sent in one, as upstream sends it: a
-// plugin written before split synchronization works wherever it works with
-// upstream. Sizing every entry exactly costs about a third of encoding it, so
-// the round's size is estimated, and only a round near the limit is sized
-// exactly; one well above it is split by the estimate, leaving a quarter of
-// each message for the estimate's error. If ttrpc refuses a message as too
-// large, the rest of the round, from that message on, is split by exact
-// sizes, then into ever smaller messages; what the plugin already received
-// stands.
+// A round that ttrpc takes in one message is sent in one, as upstream sends
+// it: a plugin written before split synchronization works wherever it works
+// with upstream. Sizing every entry exactly costs about a third of encoding
+// it, so a round estimated within the budget is sent unsized. The estimate
+// samples the first entries only and may be off by any factor either way,
+// so a round it puts over the budget is sized exactly before anything is
+// decided. Such a round is split only if its exact size is over ttrpc's
+// limit (not the budget: upstream tries any round ttrpc may take), and then
+// by exact sizes, every message full but the last. If ttrpc refuses a
+// message as too large, the rest of the round, from that message on, is
+// split: by exact sizes if the message was the whole round (the estimate was
+// wrong, or the envelope did not fit), into ever smaller messages if it was
+// planned by exact sizes. What the plugin already received stands.
 func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.ContainerUpdate, error) {
 	ctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
 	defer cancel()
 
 	var (
-		sizes  []int // exact, once computed
-		budget = syncMessageBudget - round.fixedSize()
-		ends   = []int{round.len()}
-		err    error
-		est    = round.estimatedSizes()
+		sizes   []int // exact, once computed
+		budget  = syncMessageBudget - round.fixedSize()
+		ends    = []int{round.len()} // one message, as upstream sends it
+		planned bool                 // ends are planned by exact sizes
+		err     error
 	)
-	switch total := sum(est); {
-	case total <= budget: // one message, as upstream sends it
-	case total > budget*5/4:
-		if ends, err = round.plan(est, 0, budget*3/4); err == nil {
-			break
-		}
-		fallthrough // an entry is estimated near the limit
-	default: // near the limit: only exact sizes tell whether one message takes it
+	if sum(round.estimatedSizes()) > budget {
 		sizes = round.sizes()
-		if ends, err = round.plan(sizes, 0, budget); err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
+		// the round as one message: its entries and, More unset, the rest
+		whole := proto.Size(&api.SynchronizeRequest{Delta: round.delta, Takeover: round.takeover}) + sum(sizes)
+		if whole > ttrpcMessageLimit {
+			if ends, err = round.plan(sizes, 0, budget); err != nil {
+				return nil, fmt.Errorf("plugin %s: %w", p.name(), err)
+			}
+			planned = true
 		}
 	}
 	p.r.log.Infof(ctx, "synchronizing plugin %s (%d pods, %d containers, %d removed, %d messages)", p.name(),
@@ -245,12 +247,14 @@ func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.Contai
 		err = requestError(ctx, err)
 		p.recordInvocation("Synchronize", start, err)
 		var tooLarge *ttrpc.OversizedMessageErr
-		if errors.As(err, &tooLarge) && (sizes == nil || budget/2 >= minSyncMessageBudget) {
-			if sizes == nil { // the estimate was wrong
+		if errors.As(err, &tooLarge) && (!planned || budget/2 >= minSyncMessageBudget) {
+			if sizes == nil { // the estimate said it fits
 				sizes = round.sizes()
-			} else {
+			}
+			if planned {
 				budget /= 2
 			}
+			planned = true
 			p.r.log.Debugf(ctx, "plugin %s: synchronize message of %d bytes too large, sending the rest in %d byte messages",
 				p.name(), tooLarge.RejectedLength(), budget)
 			if ends, err = round.plan(sizes, from, budget); err != nil {

@@ -121,6 +121,9 @@ type syncService struct {
 	reqs      []*api.SynchronizeRequest
 	deadlines []time.Time
 	answer    func(n int, req *api.SynchronizeRequest) error // n counts calls from 0; nil: accept
+	// legacy answers as a plugin written before split synchronization: it
+	// never sets More, so the runtime gives up on it after a split message.
+	legacy bool
 }
 
 func (s *syncService) Synchronize(ctx context.Context, req *api.SynchronizeRequest) (*api.SynchronizeResponse, error) {
@@ -135,7 +138,16 @@ func (s *syncService) Synchronize(ctx context.Context, req *api.SynchronizeReque
 		}
 	}
 	s.reqs = append(s.reqs, req)
-	return &api.SynchronizeResponse{More: req.More}, nil
+	return &api.SynchronizeResponse{More: req.More && !s.legacy}, nil
+}
+
+// testEnvelope is more than ttrpc's request envelope adds to a message here
+// (service and method names, timeout, no metadata).
+const testEnvelope = 1 << 10
+
+// asTTRPC refuses a message as ttrpc does one too large with its envelope.
+func asTTRPC(_ int, req *api.SynchronizeRequest) error {
+	return ttrpc.OversizedMessageError(proto.Size(req) + testEnvelope)
 }
 
 func (s *syncService) received() []*api.SynchronizeRequest {
@@ -186,31 +198,160 @@ func TestSyncRoundHasOneDeadline(t *testing.T) {
 }
 
 // When ttrpc refuses a message as too large, the round goes on from that
-// message: first split by its entries' exact sizes (the estimate was wrong),
-// then, if refused again, in ever smaller messages. What the plugin already
-// has is not sent again.
+// message: a round sent whole (its estimate said it fits) is split by its
+// entries' exact sizes; a message so planned, if refused, in ever smaller
+// messages. What the plugin already has is not sent again.
 func TestSyncRoundResumesFromOversizedMessage(t *testing.T) {
-	var refused []int // pods in each refused message
+	round := shapedRound("large-last", 1000, ttrpcMessageLimit*3/2)
+	if est := sum(round.estimatedSizes()); est > syncMessageBudget {
+		t.Fatalf("test round is estimated at %d bytes: want it sent whole first", est)
+	}
+	var refused []int // entries in each refused message
 	svc := &syncService{answer: func(n int, req *api.SynchronizeRequest) error {
-		if n == 1 || n == 2 { // the second message, and its first retry
-			refused = append(refused, len(req.GetPods()))
-			return ttrpc.OversizedMessageError(ttrpcMessageLimit + 1)
+		err := asTTRPC(n, req)
+		if n == 2 { // the second message planned: refused though within the budget
+			err = ttrpc.OversizedMessageError(ttrpcMessageLimit + 1)
 		}
-		return nil
+		if err != nil {
+			refused = append(refused, len(ids(req)))
+		}
+		return err
 	}}
 	p := syncPlugin(t, svc)
-	round := bigRound(10)
-	if _, err := p.synchronize(context.Background(), round.pods, nil, nil); err != nil {
+	if _, err := p.synchronize(context.Background(), nil, round.ctrs, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := svc.received()
-	want := ids(&api.SynchronizeRequest{Pods: round.pods})
+	want := ids(&api.SynchronizeRequest{Containers: round.ctrs})
 	if !slices.Equal(ids(got...), want) {
-		t.Fatalf("plugin received %v, want every pod once, in order: %v", ids(got...), want)
+		t.Fatalf("plugin received %d entries, want every container once, in order (%d)", len(ids(got...)), len(want))
 	}
-	// pods of one size: the messages of a plan are full but the last
-	if len(got) < 2 || len(got[1].GetPods()) >= refused[1] {
-		t.Errorf("the message refused twice was not split: %d pods, refused with %d", len(got[1].GetPods()), refused[1])
+	if len(refused) != 2 || refused[0] != len(want) {
+		t.Fatalf("refused messages of %v entries, want the whole round, then one planned message", refused)
+	}
+	if len(got) < 3 || len(ids(got[1])) >= refused[1] {
+		t.Errorf("the refused planned message was not split: %d messages, the second has %d entries, refused with %d",
+			len(got), len(ids(got[1])), refused[1])
+	}
+}
+
+// shapedRound is a round of n containers whose names add up to total bytes: spread evenly ("uniform"), or half of them in the first 16
+// ("large-first": what the estimate samples) or the last 16 ("large-last").
+func shapedRound(shape string, n, total int) *syncRound {
+	names := make([]int, n)
+	for i := range names {
+		names[i] = total / n
+	}
+	if shape != "uniform" {
+		large, small := total/2/16, total/2/(n-16)
+		for i := range names {
+			names[i] = small
+		}
+		for i := range 16 {
+			if shape == "large-first" {
+				names[i] = large
+			} else {
+				names[n-1-i] = large
+			}
+		}
+	}
+	names[n/2] += total - sum(names) // what division left over
+	s := &syncRound{}
+	for i, l := range names {
+		s.ctrs = append(s.ctrs, &api.Container{Id: "ctr-" + strconv.Itoa(i), Name: strings.Repeat("c", l)})
+	}
+	return s
+}
+
+// sizedRound is shapedRound sized so that its one message is about size
+// bytes, and no more.
+func sizedRound(t *testing.T, shape string, size int) *syncRound {
+	t.Helper()
+	const n = 1000
+	over := proto.Size(&api.SynchronizeRequest{Containers: shapedRound(shape, n, size).ctrs}) - size
+	s := shapedRound(shape, n, size-over)
+	if got := proto.Size(&api.SynchronizeRequest{Containers: s.ctrs}); got > size || got < size-64 {
+		t.Fatalf("test round of %d bytes, want about %d", got, size)
+	}
+	return s
+}
+
+var roundShapes = []string{"large-first", "large-last", "uniform"}
+
+// A round that ttrpc takes in one message is sent in one, as upstream sends
+// it, whatever its entries' sizes: a plugin written before split
+// synchronization works wherever it works with upstream. Such a plugin is
+// what answers here.
+func TestSyncRoundThatFitsIsOneMessageWhateverItsShape(t *testing.T) {
+	for _, size := range []struct {
+		name  string
+		bytes int
+	}{
+		{"3.3 MB", ttrpcMessageLimit * 8 / 10},
+		{"over the budget, within ttrpc's limit", ttrpcMessageLimit - 2*testEnvelope},
+	} {
+		for _, shape := range roundShapes {
+			t.Run(size.name+"/"+shape, func(t *testing.T) {
+				round := sizedRound(t, shape, size.bytes)
+				svc := &syncService{answer: asTTRPC, legacy: true}
+				p := syncPlugin(t, svc)
+				if _, err := p.synchronize(context.Background(), nil, round.ctrs, nil); err != nil {
+					t.Fatal(err)
+				}
+				if got := svc.received(); len(got) != 1 || got[0].More || len(svc.deadlines) != 1 {
+					t.Fatalf("round sent in %d messages (%d tried), want one", len(got), len(svc.deadlines))
+				}
+			})
+		}
+	}
+}
+
+// A round that does not fit in one message is split by its entries' exact
+// sizes, whatever they are: every message within the budget, and full, but
+// the last (the next entry would not have fit); every entry once, in order.
+func TestSyncRoundThatDoesNotFitIsSplitInFullMessages(t *testing.T) {
+	for _, size := range []struct {
+		name  string
+		bytes int
+	}{
+		{"1.5 limits", ttrpcMessageLimit * 3 / 2},
+		{"2.5 limits", ttrpcMessageLimit * 5 / 2},
+		{"within ttrpc's limit, not with its envelope", ttrpcMessageLimit - testEnvelope/2},
+	} {
+		for _, shape := range roundShapes {
+			t.Run(size.name+"/"+shape, func(t *testing.T) {
+				round := sizedRound(t, shape, size.bytes)
+				svc := &syncService{answer: asTTRPC}
+				p := syncPlugin(t, svc)
+				if _, err := p.synchronize(context.Background(), nil, round.ctrs, nil); err != nil {
+					t.Fatal(err)
+				}
+				got := svc.received()
+				if len(got) < 2 {
+					t.Fatalf("round sent in %d messages, want it split", len(got))
+				}
+				want := ids(&api.SynchronizeRequest{Containers: round.ctrs})
+				if !slices.Equal(ids(got...), want) {
+					t.Fatalf("plugin received %d entries, want every container once, in order (%d)", len(ids(got...)), len(want))
+				}
+				for i, req := range got {
+					size := proto.Size(req)
+					if size > syncMessageBudget {
+						t.Errorf("message %d of %d bytes, budget %d", i, size, syncMessageBudget)
+					}
+					if req.More != (i < len(got)-1) {
+						t.Errorf("message %d: more %v", i, req.More)
+					}
+					if i < len(got)-1 {
+						next := proto.Size(&api.SynchronizeRequest{Containers: got[i+1].Containers[:1]})
+						if size+next <= syncMessageBudget {
+							t.Errorf("message %d of %d bytes (%d entries) would have taken the next entry (%d bytes)",
+								i, size, len(ids(req)), next)
+						}
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -236,7 +377,7 @@ func TestSyncRoundThatFitsIsOneMessage(t *testing.T) {
 			if n := proto.Size(&api.SynchronizeRequest{Containers: c.round.ctrs}); n > syncMessageBudget {
 				t.Fatalf("test round of %d bytes does not fit", n)
 			}
-			svc := &syncService{}
+			svc := &syncService{legacy: true}
 			p := syncPlugin(t, svc)
 			if _, err := p.synchronize(context.Background(), nil, c.round.ctrs, nil); err != nil {
 				t.Fatal(err)
