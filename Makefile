@@ -137,9 +137,14 @@ demo: build
 
 # check-standin: the stand-in module hack/containerd-nri (module
 # github.com/containerd/nri, through which runtimes built for upstream NRI
-# build unchanged on ours) matches our packages and passes its tests.
+# build unchanged on ours) matches our packages and passes its tests, and its
+# go.mod has our go directive and our versions of every module both require
+# (hack/check-standin-mod.sh; the negative script proves it fails on drifted
+# copies), so that it needs no newer Go than ours and builds from our cache.
 check-standin:
 	$(GO) run ./hack/standin-gen -check
+	hack/check-standin-mod.sh
+	hack/check-standin-mod-negative.sh
 	cd hack/containerd-nri && GOWORK=off $(GO_TEST) ./...
 
 # containerd-on-ours builds containerd v2.4.2, unchanged, on this module

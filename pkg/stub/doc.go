@@ -4,7 +4,10 @@
 // implements the handler interfaces for the events it cares about
 // (CreateContainerInterface, SynchronizeInterface, ...), New derives the
 // event subscription from them, and Run serves the runtime until the
-// connection ends. Plugins move over by changing import paths.
+// connection ends. Plugins move over by changing import paths. The Stub
+// interface has exactly upstream's methods; what this package adds is on
+// HandoverStub. Like upstream's, the stub logs through NRI's pkg/log unless
+// WithLogger says otherwise.
 //
 // On top of that it supports zero-downtime handover between instances of
 // the same plugin (for example the old and new pod of a DaemonSet rollout):

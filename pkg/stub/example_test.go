@@ -24,7 +24,7 @@ func (examplePlugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, c
 }
 
 func Example() {
-	s, err := stub.New(examplePlugin{},
+	s, err := stub.NewHandoverStub(examplePlugin{},
 		stub.WithPluginName("example"),
 		stub.WithPluginIdx("50"),
 		stub.WithReadyFile("/run/example/ready"),

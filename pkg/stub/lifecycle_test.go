@@ -92,7 +92,7 @@ func TestShutdownErrorText(t *testing.T) {
 }
 
 func TestWaitReadyHonoursContext(t *testing.T) {
-	s, err := New(onlyCreate{}, WithPluginName("x"), WithPluginIdx("01"), quiet)
+	s, err := NewHandoverStub(onlyCreate{}, WithPluginName("x"), WithPluginIdx("01"), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,19 +4,28 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+
+	nrilog "github.com/nri-handover/nri/pkg/log"
 )
 
-// Logger is what the stub logs through. Its method set is upstream's
-// nri log.Logger, so a logger written for upstream plugs in unchanged.
-type Logger interface {
-	Debugf(ctx context.Context, format string, args ...any)
-	Infof(ctx context.Context, format string, args ...any)
-	Warnf(ctx context.Context, format string, args ...any)
-	Errorf(ctx context.Context, format string, args ...any)
-}
+// Logger is what the stub logs through: NRI's pkg/log Logger, as upstream's
+// stub has it, so that Stub.Logger and WithLogger have upstream's signatures
+// and one logger serves pkg/log, the stub and the adaptation.
+type Logger = nrilog.Logger
 
-// slogLogger adapts log/slog, the default, so plugins get structured output
-// without choosing a logging library.
+// processLogger, the default, forwards each line to whatever pkg/log holds at
+// that moment, as upstream's stub logs through pkg/log: a plugin that calls
+// log.Set gets the stub's lines, even when it calls Set after New. Unless
+// set, pkg/log writes through logrus's standard logger.
+type processLogger struct{}
+
+func (processLogger) Debugf(ctx context.Context, f string, a ...any) { nrilog.Debugf(ctx, f, a...) }
+func (processLogger) Infof(ctx context.Context, f string, a ...any)  { nrilog.Infof(ctx, f, a...) }
+func (processLogger) Warnf(ctx context.Context, f string, a ...any)  { nrilog.Warnf(ctx, f, a...) }
+func (processLogger) Errorf(ctx context.Context, f string, a ...any) { nrilog.Errorf(ctx, f, a...) }
+
+// slogLogger adapts log/slog, for plugins that log structured through slog
+// (WithLogger(NewSlogLogger(...))).
 type slogLogger struct{ l *slog.Logger }
 
 // NewSlogLogger returns a Logger writing to l (slog.Default() if nil).

@@ -84,7 +84,9 @@ func WithTTRPCOptions(clientOpts []ttrpc.ClientOpts, serverOpts []ttrpc.ServerOp
 	}
 }
 
-// WithLogger replaces the default log/slog based logger.
+// WithLogger replaces the default logger, NRI's pkg/log (whatever log.Set
+// installed, logrus's standard logger otherwise, as upstream's). NewSlogLogger
+// adapts log/slog.
 func WithLogger(logger Logger) Option {
 	return func(s *stub) error {
 		if logger == nil {

@@ -13,9 +13,13 @@ import (
 	"github.com/containerd/ttrpc"
 
 	"github.com/nri-handover/nri/api"
+	nrilog "github.com/nri-handover/nri/pkg/log"
 )
 
-// Stub is the plugin's handle on its connection to the runtime.
+// Stub is the plugin's handle on its connection to the runtime. Its method
+// set is exactly upstream's (containerd/nri v0.12.5), so types written against
+// upstream's interface, such as mocks, keep satisfying it; what this module
+// adds is on HandoverStub, which every stub New returns also implements.
 type Stub interface {
 	// Run starts the plugin and blocks until the connection ends, Stop is
 	// called or ctx is cancelled. After a shutdown by the runtime it returns
@@ -40,12 +44,27 @@ type Stub interface {
 	RegistrationTimeout() time.Duration
 	RequestTimeout() time.Duration
 
+	// Logger is the logger the stub logs through: the one given with
+	// WithLogger, otherwise pkg/log's current logger (log.Get()).
 	Logger() Logger
 
 	// RuntimeNRIVersion is the runtime's NRI library version, if known.
 	RuntimeNRIVersion() string
 	// PluginNRIVersion is the NRI library version the plugin was built with.
 	PluginNRIVersion() string
+}
+
+// HandoverStub is a Stub with what this module adds to upstream's: the
+// identity the stub registers with, and the handover role and readiness.
+// Every stub New returns implements it:
+//
+//	s, err := stub.New(plugin, stub.WithHandover())
+//	...
+//	hs := s.(stub.HandoverStub)
+//
+// or NewHandoverStub, which returns one.
+type HandoverStub interface {
+	Stub
 
 	// Name is the plugin's indexed name, NN-name.
 	Name() string
@@ -70,7 +89,7 @@ type Stub interface {
 	ReadyzHandler() http.Handler
 }
 
-// stub implements Stub.
+// stub implements Stub and HandoverStub.
 type stub struct {
 	// Fixed by New.
 	plugin           Plugin
@@ -103,13 +122,21 @@ type stub struct {
 }
 
 // New creates a stub for plugin p, which must implement at least one event
-// handler interface.
+// handler interface. The stub it returns is also a HandoverStub.
 func New(p Plugin, opts ...Option) (Stub, error) {
+	s, err := newStub(p, opts...)
+	if err != nil {
+		return nil, err // not a nil *stub in a non-nil Stub
+	}
+	return s, nil
+}
+
+func newStub(p Plugin, opts ...Option) (*stub, error) {
 	s := &stub{
 		plugin:              p,
 		socketPath:          api.DefaultSocketPath,
 		dialer:              func(path string) (stdnet.Conn, error) { return stdnet.Dial("unix", path) },
-		logger:              NewSlogLogger(nil),
+		logger:              processLogger{},
 		registrationTimeout: DefaultRegistrationTimeout,
 		requestTimeout:      DefaultRequestTimeout,
 		runtimeNRIVersion:   api.UnknownVersion,
@@ -138,8 +165,25 @@ func New(p Plugin, opts ...Option) (Stub, error) {
 	return s, nil
 }
 
-func (s *stub) Name() string          { return s.idx + "-" + s.name }
-func (s *stub) Logger() Logger        { return s.logger }
+// NewHandoverStub is New returning the stub as a HandoverStub. It changes
+// nothing else: handover is still opted into with WithHandover.
+func NewHandoverStub(p Plugin, opts ...Option) (HandoverStub, error) {
+	s, err := newStub(p, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *stub) Name() string { return s.idx + "-" + s.name }
+func (s *stub) Logger() Logger {
+	// The logger itself, not the forwarder: a plugin may wrap it and Set the
+	// wrapper, which must not end up calling itself.
+	if _, ok := s.logger.(processLogger); ok {
+		return nrilog.Get()
+	}
+	return s.logger
+}
 func (s *stub) PluginVersion() string { return s.pluginVersion }
 func (s *stub) InstanceID() string    { return s.instanceID }
 func (s *stub) Generation() uint64    { return s.generation }

@@ -100,7 +100,7 @@ func TestIdentity(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			os.Args[0] = tc.argv0
-			s, err := New(onlyCreate{}, append([]Option{quiet}, tc.opts...)...)
+			s, err := NewHandoverStub(onlyCreate{}, append([]Option{quiet}, tc.opts...)...)
 			if tc.wantErr {
 				if err == nil {
 					t.Fatalf("accepted, name %s", s.Name())
@@ -137,7 +137,7 @@ func TestRegistrationCarriesVersionedIdentity(t *testing.T) {
 		t.Error("no NRI library version")
 	}
 
-	s2, err := New(onlyCreate{}, WithPluginName("x"), WithPluginIdx("01"), WithInstanceID("opt"), WithGeneration(3), quiet)
+	s2, err := NewHandoverStub(onlyCreate{}, WithPluginName("x"), WithPluginIdx("01"), WithInstanceID("opt"), WithGeneration(3), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestReadinessFollowsRole(t *testing.T) {
 	assertReady(t, s, readyz.URL, file, false)
 }
 
-func assertReady(t *testing.T, s Stub, url, file string, want bool) {
+func assertReady(t *testing.T, s HandoverStub, url, file string, want bool) {
 	t.Helper()
 	if s.Ready() != want {
 		t.Errorf("Ready() = %v, want %v", s.Ready(), want)
@@ -559,7 +559,7 @@ func TestRestartOverUnixSocket(t *testing.T) {
 	}()
 
 	p := newTestPlugin()
-	s, err := New(p, WithPluginName("test"), WithPluginIdx("10"), WithSocketPath(path), quiet)
+	s, err := NewHandoverStub(p, WithPluginName("test"), WithPluginIdx("10"), WithSocketPath(path), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func startAdaptation(t *testing.T, dir, name string, opts ...adaptation.Option) 
 
 // plugin is one in-process plugin instance.
 type plugin struct {
-	stub.Stub
+	stub.HandoverStub
 	events atomic.Int32
 	// block, if set, holds the first synchronization until it is closed;
 	// entered is closed when it started waiting.
@@ -173,11 +173,11 @@ func newPlugin(t *testing.T, sock string, k int, handover bool) *plugin {
 	if handover {
 		opts = append(opts, stub.WithHandover())
 	}
-	s, err := stub.New(p, opts...)
+	s, err := stub.NewHandoverStub(p, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Stub = s
+	p.HandoverStub = s
 	return p
 }
 

@@ -96,7 +96,7 @@ func Main(args []string, opts ...Option) int {
 	if o.handler != nil {
 		handler = o.handler(p, log)
 	}
-	s, err := stub.New(handler, stubOpts...)
+	s, err := stub.NewHandoverStub(handler, stubOpts...)
 	if err != nil {
 		log.Error("annotator: cannot start", "error", err)
 		return exitFailed
@@ -143,7 +143,7 @@ func Main(args []string, opts ...Option) int {
 // runUntil runs the stub until the connection ends or stop is done (SIGTERM).
 // On stop the state file is released before the connection closes, hence
 // before the runtime can make a successor active; then the stub stops.
-func runUntil(stop context.Context, s stub.Stub, p *Plugin) error {
+func runUntil(stop context.Context, s stub.HandoverStub, p *Plugin) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	released := make(chan struct{})
 	go func() {

@@ -38,7 +38,7 @@ func newPlugin(log *slog.Logger, state *stateFile) *Plugin {
 }
 
 // identify records who this instance is, as the stub registers it.
-func (p *Plugin) identify(s stub.Stub) {
+func (p *Plugin) identify(s stub.HandoverStub) {
 	p.stamp = s.PluginVersion() + "/" + s.InstanceID()
 	p.generation = s.Generation()
 	p.handover = s.HandoverAvailable

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // instance is one annotator pod, run in-process with the real stub.
 type instance struct {
 	p     *Plugin
-	s     stub.Stub
+	s     stub.HandoverStub
 	term  context.CancelFunc // SIGTERM
 	errC  chan error
 	ready string
@@ -32,7 +32,7 @@ type instance struct {
 func startInstance(t *testing.T, rt *testruntime.Runtime, version, id string, generation uint64, statePath string) *instance {
 	t.Helper()
 	p := newPlugin(discard(), &stateFile{path: statePath})
-	s, err := stub.New(p, stub.WithPluginName("annotator"), stub.WithPluginIdx("50"), stub.WithSocketPath(rt.SocketPath()),
+	s, err := stub.NewHandoverStub(p, stub.WithPluginName("annotator"), stub.WithPluginIdx("50"), stub.WithSocketPath(rt.SocketPath()),
 		stub.WithLogger(stub.NewSlogLogger(discard())), stub.WithHandover(),
 		stub.WithPluginVersion(version), stub.WithInstanceID(id), stub.WithGeneration(generation))
 	if err != nil {

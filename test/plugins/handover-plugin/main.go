@@ -49,7 +49,7 @@ func run(args []string) error {
 	}
 
 	p := newPlugin(o, rec)
-	st, err := stub.New(p.stubPlugin(), p.stubOptions()...)
+	st, err := stub.NewHandoverStub(p.stubPlugin(), p.stubOptions()...)
 	if err != nil {
 		return fmt.Errorf("create stub: %w", err)
 	}

@@ -19,7 +19,7 @@ import (
 type plugin struct {
 	o    *options
 	rec  *record.Recorder
-	stub stub.Stub
+	stub stub.HandoverStub
 
 	mu       sync.Mutex
 	events   int             // pod and container events handled

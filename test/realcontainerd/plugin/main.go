@@ -77,7 +77,7 @@ func run(args []string) error {
 		opts = append(opts, stub.WithPluginVersion(*version))
 	}
 	p := &plugin{out: newPrinter(os.Stdout), adjust: *adjust}
-	st, err := stub.New(p, opts...)
+	st, err := stub.NewHandoverStub(p, opts...)
 	if err != nil {
 		return err
 	}
