@@ -74,7 +74,10 @@ func TestStopDoesNotWaitForAHeldSyncBlock(t *testing.T) {
 
 // Registrations of one name and index arriving at once, opted-in and
 // written for upstream alike, never read each other's identity while it is
-// being written (run with the race detector).
+// being written (run with the race detector), and settle as the rules say
+// whatever the order: the highest rollout generation is the one instance
+// of the name that receives events; every other connection is refused,
+// displaced or superseded, none stays beside it.
 func TestConcurrentRegistrationsOfOneName(t *testing.T) {
 	rt := newFakeRuntime()
 	r, sock := startRuntime(t, rt)
@@ -87,7 +90,7 @@ func TestConcurrentRegistrationsOfOneName(t *testing.T) {
 		if i%2 == 0 {
 			id := fmt.Sprintf("i%d", i)
 			f.regReq = func(q *api.RegisterPluginRequest) {
-				q.InstanceId, q.Generation = id, uint64(i)
+				q.InstanceId, q.Generation = id, uint64(i+1)
 				q.Features = []string{api.FeatureHandover, api.FeatureDeltaSync}
 			}
 		}
@@ -100,8 +103,31 @@ func TestConcurrentRegistrationsOfOneName(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = f.register(context.Background()) // some are refused: who wins is not the point
+			_ = f.register(context.Background()) // refusals are checked below, by the outcome
 		}()
 	}
 	wg.Wait()
+	newest := fmt.Sprintf("i%d", n-2)
+	eventually(t, func() bool {
+		ids := activeInstances(r, "10-p")
+		if len(ids) > 1 {
+			for _, id := range ids {
+				if id == newest {
+					t.Fatalf("active instances of 10-p: %q: the newest beside others", ids)
+				}
+			}
+		}
+		if len(ids) != 1 || ids[0] != newest {
+			return false
+		}
+		for i, f := range plugins {
+			if i != n-2 && !f.gone() {
+				return false
+			}
+		}
+		return true
+	}, "the newest generation active alone, every other connection closed")
+	if plugins[n-2].gone() {
+		t.Fatal("the newest instance was disconnected")
+	}
 }
