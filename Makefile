@@ -117,12 +117,16 @@ bench:
 # ones. It prints the counts of each half (events, owned, duplicates, lost
 # in flight, absent inside the documented window, losses outside it) and
 # fails on any duplicate or loss outside the window (go test runs in the
-# package's directory so that the counts are shown). make test runs the same
-# suite by count (NRI_SOAK_HANDOVERS, 20 handovers).
+# package's directory so that the counts are shown). Every run perturbs the
+# schedule at each boundary of registration and handover from its seed
+# (WithScheduleHook); SOAK_SEEDS seeds per policy share the duration. make
+# test runs the same suite by count (NRI_SOAK_HANDOVERS, 20 handovers) under
+# 2 seeds per policy.
 SOAK_DURATION ?= 10m
 SOAK_TIMEOUT  ?= 60m
+SOAK_SEEDS    ?= 8
 soak:
-	cd test/handover && NRI_SOAK_DURATION=$(SOAK_DURATION) $(GO) test $(RACE) -count=1 -timeout $(SOAK_TIMEOUT) \
+	cd test/handover && NRI_SOAK_DURATION=$(SOAK_DURATION) NRI_PERTURB_SEEDS=$(SOAK_SEEDS) $(GO) test $(RACE) -count=1 -timeout $(SOAK_TIMEOUT) \
 		-args -ginkgo.label-filter=exactly-once -ginkgo.no-color
 
 # demo builds everything and rolls the example plugin (examples/annotator) out

@@ -95,6 +95,7 @@ func (p *plugin) describe() string {
 // screen places a registering plugin (registry.place) and disconnects a
 // pending candidate it displaced.
 func (g *registry) screen(p *plugin) error {
+	g.r.at(pointRegister)
 	displaced, err := g.place(p)
 	if err != nil {
 		if p.handsOver() {
@@ -458,6 +459,7 @@ func (g *registry) activate(ctx context.Context, sw *switchover, cur *cursor) ([
 	r, p := g.r, sw.to
 	var updates []*api.ContainerUpdate
 	for round := 0; ; round++ {
+		r.at(pointActivate)
 		r.Lock()
 		if cur != nil && round < maxCatchUps && !cur.knows(r.dispatched.Load()) {
 			r.Unlock()
@@ -527,6 +529,7 @@ func (g *registry) tellRole(ctx context.Context, p *plugin, role api.PluginRole,
 	if !p.handsOver() || p.isClosed() {
 		return nil
 	}
+	g.r.at(pointNotice)
 	req := &api.RoleChangeRequest{Role: role, Message: msg}
 	if peer != nil {
 		req.PeerVersion, req.PeerInstance, req.PeerGeneration = peer.version, peer.instance, peer.generation

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -48,12 +49,14 @@ func soakDuration() time.Duration {
 	return d
 }
 
-func handoverSeed() uint64 {
+// handoverSeed is the run's base seed, the same for every entry: entry k
+// of a policy runs with base+k.
+var handoverSeed = sync.OnceValue(func() uint64 {
 	if s, err := strconv.ParseUint(os.Getenv("NRI_HANDOVER_SEED"), 10, 64); err == nil {
 		return s
 	}
 	return uint64(time.Now().UnixNano())
-}
+})
 
 // kill plan steps.
 const (
@@ -290,16 +293,34 @@ func withDuplicate(in runInput, rng *rand.Rand) runInput {
 	}
 }
 
+// perturbedEntries are the exactly-once runs: each policy under
+// perturbSeeds() seeds (the first with the full count of handovers).
+func perturbedEntries() []any {
+	var out []any
+	for run := range perturbSeeds() {
+		out = append(out,
+			Entry(fmt.Sprintf("default policy, seed +%d", run), false, run),
+			Entry(fmt.Sprintf("with a standby grace period, seed +%d", run), true, run))
+	}
+	return out
+}
+
 var _ = Describe("Exactly-once event ownership", Label("exactly-once"), func() {
 	BeforeEach(func() {
 		checkLeaks()
 		withTimeouts(requestTimeout, requestTimeout)
 	})
 
-	DescribeTable("a stream of events through consecutive rollouts and rollbacks with kill -9 injected",
-		func(grace bool) {
-			n, seed, soak := handoverCount(), handoverSeed(), soakDuration()/2
-			By(fmt.Sprintf("seed %d (rerun with NRI_HANDOVER_SEED=%d), %d handovers", seed, seed, n))
+	DescribeTable("a stream of events through consecutive rollouts and rollbacks with kill -9 injected", append([]any{
+		func(grace bool, run int) {
+			n, seed, soak := handoverCount(), handoverSeed()+uint64(run), soakDuration()/2
+			if run > 0 {
+				n = max(1, n/2) // later seeds add schedules, not length
+			}
+			if soak > 0 && run > 0 {
+				soak /= time.Duration(perturbSeeds())
+			}
+			By(fmt.Sprintf("seed %d (rerun with NRI_HANDOVER_SEED=%d), %d handovers, schedule perturbed", seed, seed-uint64(run), n))
 			AddReportEntry("seed", seed)
 			fmt.Fprintf(GinkgoWriter, "exactly-once: NRI_HANDOVER_SEED=%d NRI_SOAK_HANDOVERS=%d NRI_SOAK_DURATION=%v\n", seed, n, 2*soak)
 			maxEvents := 4000 * n
@@ -307,11 +328,13 @@ var _ = Describe("Exactly-once event ownership", Label("exactly-once"), func() {
 				maxEvents = math.MaxInt32
 			}
 
-			var opts []adaptation.Option
+			perturb := newPerturbation(seed)
+			opts := []adaptation.Option{perturb.option()}
 			if grace {
 				opts = append(opts, standbyGrace(time.Hour))
 			}
 			e := newEnv(opts...)
+			DeferCleanup(func() { AddReportEntry("boundaries crossed", fmt.Sprint(perturb.counts())) })
 			d := newDriver(e, seed, grace)
 			d.first()
 			s := startStream(e.rt, "s", maxEvents)
@@ -354,9 +377,7 @@ var _ = Describe("Exactly-once event ownership", Label("exactly-once"), func() {
 			By("the same check fails on a copy of this run with one duplicated event")
 			bad := checkExactlyOnce(withDuplicate(in, rand.New(rand.NewPCG(seed, 1))))
 			Expect(bad.Violations).To(ContainElement(ContainSubstring("handled by 2 instances")))
-		},
-		Entry("default policy", false),
-		Entry("with a standby grace period", true),
+		}}, perturbedEntries()...)...,
 	)
 
 	It("fails for a broken switch: with handover off, two instances get the same events", func() {
