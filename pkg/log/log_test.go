@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -23,6 +27,12 @@ func (r *recorder) add(level, format string, args []interface{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lines = append(r.lines, level+": "+fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.lines)
 }
 
 func (r *recorder) Debugf(_ context.Context, f string, a ...interface{}) { r.add("debug", f, a) }
@@ -98,22 +108,101 @@ func TestSetAndGet(t *testing.T) {
 	}
 }
 
+// TestSetWhileLogging races Set against logging. Every line logged while
+// loggers are swapped must land in exactly one of them (none lost, none
+// written twice), a goroutine's lines must never go back to a logger that
+// was replaced (Set is a single atomic store, observed in order), and every
+// logger Set must receive the lines logged after it was set; -race checks
+// that the swap itself is not a data race.
 func TestSetWhileLogging(t *testing.T) {
-	captureLogrus(t, logrus.PanicLevel)
+	buf := captureLogrus(t, logrus.InfoLevel) // the default gets lines too
 	t.Cleanup(func() { nrilog.Set(nil) })
-	var wg sync.WaitGroup
-	for i := range 4 {
+	const (
+		loggers = 3
+		sets    = 50
+	)
+	// recs[0] stands for the default (logrus); recs[k] is the k-th Set.
+	recs := make([]*recorder, sets+1)
+	for k := 1; k <= sets; k++ {
+		recs[k] = &recorder{}
+	}
+	var (
+		stop   atomic.Bool
+		logged [loggers]int
+		wg     sync.WaitGroup
+	)
+	for g := range loggers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range 100 {
-				if i%2 == 0 {
-					nrilog.Set(&recorder{})
-				} else {
-					nrilog.Infof(context.Background(), "x")
-				}
+			n := 0
+			for ; !stop.Load() || n < 10; n++ {
+				nrilog.Infof(context.Background(), "g%d-%d", g, n)
 			}
+			logged[g] = n
 		}()
 	}
+	deadline := time.Now().Add(10 * time.Second)
+	for k := 1; k <= sets; k++ {
+		nrilog.Set(recs[k])
+		// Wait for a line in the new logger, so that every Set races
+		// with lines being logged (and a lost logger shows).
+		for recs[k].count() == 0 && time.Now().Before(deadline) {
+			runtime.Gosched()
+		}
+	}
+	stop.Store(true)
 	wg.Wait()
+
+	// where[g][n] is the index of the logger line n of goroutine g went to.
+	where := make([][]int, loggers)
+	for g := range where {
+		where[g] = make([]int, logged[g])
+		for n := range where[g] {
+			where[g][n] = -1
+		}
+	}
+	land := func(k int, msg string) {
+		var g, n int
+		if _, err := fmt.Sscanf(msg, "g%d-%d", &g, &n); err != nil || g < 0 || g >= loggers || n < 0 || n >= logged[g] {
+			t.Fatalf("logger %d got a line nobody logged: %q (%v)", k, msg, err)
+		}
+		if where[g][n] != -1 {
+			t.Fatalf("line %q in logger %d and logger %d", msg, where[g][n], k)
+		}
+		where[g][n] = k
+	}
+	dec := json.NewDecoder(buf)
+	for dec.More() {
+		var line struct{ Level, Msg string }
+		if err := dec.Decode(&line); err != nil {
+			t.Fatal(err)
+		}
+		land(0, line.Msg)
+	}
+	for k := 1; k <= sets; k++ {
+		if recs[k].count() == 0 {
+			t.Errorf("logger %d of %d (set while lines were logged) got no line", k, sets)
+		}
+		for _, l := range recs[k].lines {
+			msg, ok := strings.CutPrefix(l, "info: ")
+			if !ok {
+				t.Fatalf("logger %d got %q, want an info line", k, l)
+			}
+			land(k, msg)
+		}
+	}
+	for g := range where {
+		for n, k := range where[g] {
+			if k == -1 {
+				t.Fatalf("line g%d-%d (of %d) landed in no logger", g, n, logged[g])
+			}
+			if n > 0 && k < where[g][n-1] {
+				t.Fatalf("line g%d-%d went to logger %d after line %d went to logger %d, set later", g, n, k, n-1, where[g][n-1])
+			}
+		}
+	}
+	if got := nrilog.Get(); got != nrilog.Logger(recs[sets]) {
+		t.Fatalf("Get after the race returns %T %p, want the last logger Set %p", got, got, recs[sets])
+	}
 }

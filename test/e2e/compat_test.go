@@ -13,6 +13,16 @@ import (
 	testruntime "github.com/nri-handover/nri/test/runtime"
 )
 
+// recordOf reads a record file for Eventually and Expect; a record that
+// does not parse fails the spec instead of reading as empty.
+func recordOf(path string) func() []record.Line {
+	return func() []record.Line {
+		lines, err := record.Read(path)
+		ExpectWithOffset(1, err).NotTo(HaveOccurred(), "record %s", path)
+		return lines
+	}
+}
+
 var _ = Describe("Compatibility with upstream containerd/nri v0.12.5", func() {
 	BeforeEach(func() {
 		checkLeaks()
@@ -30,7 +40,7 @@ var _ = Describe("Compatibility with upstream containerd/nri v0.12.5", func() {
 		}, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(reap, p)
-		lines := func() []record.Line { l, _ := record.Read(rec); return l }
+		lines := recordOf(rec)
 
 		Eventually(lines).Should(ContainElement(And(
 			HaveField("Ev", record.Synchronize), HaveField("Pods", 2), HaveField("Ctrs", 4))))
@@ -95,7 +105,7 @@ var _ = Describe("Compatibility with upstream containerd/nri v0.12.5", func() {
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(reap, p)
 
-			lines := func() []record.Line { l, _ := record.Read(rec); return l }
+			lines := recordOf(rec)
 			Eventually(lines).Should(ContainElement(And(
 				HaveField("Ev", record.Synchronize), HaveField("Pods", 100), HaveField("Ctrs", 4000))))
 			Expect(rt.RunPod(bg(), testruntime.NewPod("pod0"))).To(Succeed())
@@ -143,7 +153,7 @@ var _ = Describe("Compatibility with upstream containerd/nri v0.12.5", func() {
 			Expect(rt.Start()).To(Succeed())
 			DeferCleanup(rt.Stop)
 
-			lines := func() []record.Line { l, _ := record.Read(rec); return l }
+			lines := recordOf(rec)
 			Expect(lines()).To(ContainElement(And(
 				HaveField("Ev", record.Synchronize), HaveField("Name", "legacy"), HaveField("Idx", "40"),
 				HaveField("Ctrs", 2))))
@@ -177,7 +187,7 @@ var _ = Describe("Compatibility with upstream containerd/nri v0.12.5", func() {
 			quit := func() { Expect(up.Quit()).To(Succeed()) }
 			DeferCleanup(quit)
 
-			lines := func() []record.Line { l, _ := record.Read(rec); return l }
+			lines := recordOf(rec)
 			Expect(lines()).To(ContainElements(
 				And(HaveField("Ev", record.Configure), HaveField("Name", "modern"), HaveField("Idx", "30"),
 					HaveField("Config", "mode: preinstalled\n")),

@@ -97,10 +97,10 @@ var _ = Describe("Runtime shutdown during synchronization", func() {
 		withTimeouts(adaptationRegistrationTimeout, requestTimeout)
 	})
 
-	// Pending until pkg/adaptation stops reporting SYNCHRONIZATION_FAILED
-	// here: Stop cancels the adaptation's context before shutting plugins
-	// down, and the interrupted synchronization's error path
-	// (registry.failCandidate) picks its reason from the error alone.
+	// Stop cancels the adaptation's context before it shuts plugins down:
+	// the interrupted synchronization's error path must still report the
+	// runtime's shutdown, not SYNCHRONIZATION_FAILED (it once picked the
+	// reason from the error alone).
 	It("tells a plugin still synchronizing that the runtime shuts down", func() {
 		rt := startRuntime()
 		p := startPlugin(harness.PluginSpec{

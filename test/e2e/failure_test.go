@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"crypto/rand"
+	"errors"
+	"io"
 	"net"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -109,6 +112,7 @@ var _ = Describe("Plugin failures", func() {
 		garbage := make([]byte, 64<<10)
 		_, err := rand.Read(garbage)
 		Expect(err).NotTo(HaveOccurred())
+		var garbled []net.Conn
 		for _, chunk := range [][]byte{
 			garbage,
 			// A frame header announcing a huge payload that never comes.
@@ -116,7 +120,20 @@ var _ = Describe("Plugin failures", func() {
 			[]byte("GET / HTTP/1.1\r\nHost: nri\r\n\r\n"),
 		} {
 			conn := dialRaw(rt.SocketPath())
-			_, _ = conn.Write(chunk)
+			_, err := conn.Write(chunk)
+			Expect(err).NotTo(HaveOccurred(), "the garbage must reach the runtime")
+			garbled = append(garbled, conn)
+		}
+		// The runtime read the garbage and gave up on the connection (a
+		// frame over the maximum, or no registration in time): the peer
+		// sees it closed, so the runtime has dealt with it by now.
+		for i, conn := range garbled {
+			Expect(conn.SetReadDeadline(time.Now().Add(time.Minute))).To(Succeed())
+			_, err := io.Copy(io.Discard, conn)
+			if errors.Is(err, syscall.ECONNRESET) {
+				err = nil // closed with garbage left unread
+			}
+			Expect(err).NotTo(HaveOccurred(), "garbage connection %d was not closed by the runtime", i)
 		}
 
 		after := startPlugin(harness.PluginSpec{

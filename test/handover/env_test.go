@@ -183,9 +183,12 @@ func (in *instance) String() string {
 	return in.spec.Idx + "-" + in.spec.Name
 }
 
-// lines returns this process's record entries.
+// lines returns this process's record entries. A record that does not
+// parse fails the spec: read as empty, it would make every "got no such
+// event" expectation and the exactly-once checker's input vacuous.
 func (in *instance) lines() []record.Line {
-	lines, _ := record.Read(in.spec.Record)
+	lines, err := record.Read(in.spec.Record)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred(), "the record of %s", in)
 	pid := in.proc.Pid()
 	return record.Filter(lines, func(l record.Line) bool { return l.Pid == pid })
 }

@@ -304,6 +304,7 @@ var _ = Describe("Plugin handover", Label("handover"), func() {
 			b := e.start(instSpec{Instance: "b", Generation: 2, DieAt: "event:5"})
 			Eventually(b.died).Should(BeTrue())
 			Eventually(a.has(record.Shutdown, superseded, "succ=b")).Should(BeTrue())
+			Eventually(a.has(Closed)).Should(BeTrue(), records("A is disconnected, not kept", a))
 			e.waitEvents(20)
 
 			b2 := e.start(instSpec{Instance: "b", Generation: 2}) // B's restart
@@ -314,6 +315,9 @@ var _ = Describe("Plugin handover", Label("handover"), func() {
 
 			v := expectExactlyOnce(e.collect(collectOpts{inOrder: true}))
 			AddReportEntry("events without the plugin (documented baseline)", v.Absent)
+			Expect(a.count(record.RoleChange, "role=ACTIVE")).To(Equal(1), "A is never brought back")
+			Expect(v.Absent).To(BeNumerically(">", 0), "the events between B's death and its restart had no plugin")
+			Expect(b2.seqs()).To(ContainElements(seqsAfter(e.rt, b2.activeBy[0])), "B's restart has the plugin's events again")
 		})
 
 		It("with a standby grace period, A is told what changed since it stood by and reactivated without losing an event", func() {

@@ -209,13 +209,29 @@ func running(t *testing.T, sock string, k int, handover bool) *plugin {
 	return p
 }
 
+// handled fails the test unless p handled n events (RunPodSandbox is
+// relayed synchronously: the count is final once event returned). Without
+// it, a cycle whose event reached nobody, or the wrong instance, would pass
+// and measure a path that was never taken.
+func handled(t *testing.T, who string, p *plugin, n int32) {
+	t.Helper()
+	if got := p.events.Load(); got != n {
+		t.Fatalf("%s (%s) handled %d events, want %d", who, p.InstanceID(), got, n)
+	}
+}
+
 func (p *plugin) stop() {
 	p.Stop()
 	p.Wait()
 }
 
+// event relays a RunPodSandbox as a runtime's operation does, holding
+// BlockPluginSync: a plugin synchronized under that lock (one without
+// handover) has been committed by the time the hold is granted.
 func event(t *testing.T, r *adaptation.Adaptation, k int) {
 	t.Helper()
+	blk := r.BlockPluginSync()
+	defer blk.Unblock()
 	if err := r.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{
 		Pod: &api.PodSandbox{Id: fmt.Sprintf("pod-%d", k), Name: "p", Namespace: "ns"},
 	}); err != nil {
@@ -252,6 +268,7 @@ func TestConnectRegisterDisconnectCycles(t *testing.T) {
 		func(k int) { // plain
 			a := running(t, sock, k, false)
 			event(t, r, k)
+			handled(t, "the plain plugin", a, 1)
 			a.stop()
 		},
 		func(k int) { // superseded
@@ -261,6 +278,8 @@ func TestConnectRegisterDisconnectCycles(t *testing.T) {
 			if a.Ready() {
 				t.Fatal("superseded instance still ready")
 			}
+			handled(t, "the superseded instance", a, 0)
+			handled(t, "its successor", b, 1)
 			a.stop()
 			b.stop()
 		},
@@ -279,6 +298,8 @@ func TestConnectRegisterDisconnectCycles(t *testing.T) {
 			if b.Ready() || b.events.Load() != 0 {
 				t.Fatal("displaced candidate became active")
 			}
+			handled(t, "the superseded instance", a, 0)
+			handled(t, "the candidate that displaced B", c, 1)
 			a.stop()
 			b.stop()
 			c.stop()
@@ -291,10 +312,14 @@ func TestConnectRegisterDisconnectCycles(t *testing.T) {
 				b.stop()
 				a.waitReady(t) // reactivated
 				event(t, rg, k)
+				handled(t, "the reactivated standby", a, 1)
+				handled(t, "the successor that left", b, 0)
 				a.stop()
 			} else {
 				a.stop()
 				event(t, rg, k)
+				handled(t, "the standby that left", a, 0)
+				handled(t, "the successor", b, 1)
 				b.stop()
 			}
 		},

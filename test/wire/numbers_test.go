@@ -68,8 +68,9 @@ var _ = Describe("the field numbers of our additions, against upstream v0.12.5 a
 	BeforeEach(func() { upstream = upstreamAPI() })
 
 	It("keeps every upstream field's number and numbers each field we add to an upstream message in 1000-1099", func() {
-		var missing, stray []string
+		var missing, stray, checked []string
 		eachMessage(upstream.Messages(), func(up protoreflect.MessageDescriptor) {
+			checked = append(checked, string(up.Name()))
 			// Our api package, linked into this test, registers the same names.
 			found, _ := protoregistry.GlobalFiles.FindDescriptorByName(up.FullName())
 			d, ok := found.(protoreflect.MessageDescriptor)
@@ -85,6 +86,10 @@ var _ = Describe("the field numbers of our additions, against upstream v0.12.5 a
 			}
 			stray = append(stray, additionsOutsideRange(up, d)...)
 		})
+		// An empty or truncated description from the peer must not pass as
+		// "nothing missing": the messages the handover extends were checked.
+		Expect(checked).To(ContainElements("RegisterPluginRequest", "ConfigureRequest", "SynchronizeRequest",
+			"Empty", "CreateContainerRequest", "ContainerAdjustment", "PodSandbox", "Container"))
 		Expect(missing).To(BeEmpty(), "upstream fields or messages we do not carry under upstream's number")
 		Expect(stray).To(BeEmpty(), "fields added to upstream messages outside the reserved range")
 	})

@@ -188,14 +188,26 @@ func TestUnreadableStateFileIsKeptAside(t *testing.T) {
 	}
 }
 
+// Without -state-file nothing is written. A plugin that wrote anyway would
+// use a default path, likely relative: the test runs in an empty working
+// directory and looks there (the temporary directory alone is a place the
+// plugin never hears of).
 func TestNoStateFileWithoutTheFlag(t *testing.T) {
 	dir := t.TempDir()
+	t.Chdir(dir)
 	p := newPlugin(discard(), nil)
 	p.stamp = "v1/a"
 	active(t, p, "")
+	if !p.active {
+		t.Error("without a state file the instance did not become active")
+	}
 	create(t, p, "c1")
 	p.release("test")
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
 		t.Errorf("files written: %v", entries)
 	}
 }

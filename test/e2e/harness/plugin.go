@@ -147,9 +147,14 @@ func (b *Binaries) StartPlugin(spec PluginSpec, out io.Writer) (*Plugin, error) 
 }
 
 // Lines returns this plugin process's record entries (by pid: several
-// processes may share one record file).
+// processes may share one record file). A record that does not parse
+// panics, failing the spec (also from inside Eventually): read as empty, it
+// would make every "the plugin got no such event" expectation pass.
 func (p *Plugin) Lines() []record.Line {
-	lines, _ := record.Read(p.Spec.Record)
+	lines, err := record.Read(p.Spec.Record)
+	if err != nil {
+		panic(fmt.Sprintf("plugin %s-%s: %v", p.Spec.Idx, p.Spec.Name, err))
+	}
 	return record.Filter(lines, func(l record.Line) bool { return l.Pid == p.Pid() })
 }
 
