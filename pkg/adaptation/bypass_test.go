@@ -2,6 +2,7 @@ package adaptation
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -47,7 +48,8 @@ func TestBypassingEventDuringCommitReachesSuccessorAsDelta(t *testing.T) {
 		exited  = make(chan error, 1)
 		started = make(chan struct{})
 	)
-	b := newFakePlugin("10", "p", nil)
+	recB := newRecorder()
+	b := newFakePlugin("10", "p", recB)
 	b.regReq = optIn("b", 2)
 	b.onSync = func(req *api.SynchronizeRequest) {
 		switch {
@@ -76,6 +78,15 @@ func TestBypassingEventDuringCommitReachesSuccessorAsDelta(t *testing.T) {
 		active := r.reg.active()
 		return len(active) == 1 && active[0].instance == "b"
 	}, "b active")
+
+	// The exit reached the retiring instance as the event, and the
+	// successor only as the delta round below (both record as 10-p).
+	if !slices.Contains(rec.list(), "10-p:StopContainer") {
+		t.Fatalf("the retiring instance saw %q, want the exit's StopContainer", rec.list())
+	}
+	if slices.Contains(recB.list(), "10-p:StopContainer") {
+		t.Fatalf("the successor got the exit as an event before its switch: %q", recB.list())
+	}
 
 	var deltas []*api.SynchronizeRequest
 	b.mu.Lock()
