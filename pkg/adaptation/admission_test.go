@@ -182,3 +182,30 @@ func TestSupersedeRefusalNamesBothSides(t *testing.T) {
 		}
 	}
 }
+
+// handoverOutcomes records RecordHandover's outcomes.
+type handoverOutcomes struct {
+	noopMetrics
+	outcomes []string
+}
+
+func (m *handoverOutcomes) RecordHandover(_, outcome string, _, _ time.Duration) {
+	m.outcomes = append(m.outcomes, outcome)
+}
+
+// With a standby grace, an opted-in instance without delta rounds, which no
+// standby can be made of, is counted when it registers (and logged), not
+// found out when its successor dies.
+func TestStandbyUnavailableIsCounted(t *testing.T) {
+	g := testRegistry(handoverPolicy{grace: time.Minute})
+	m := &handoverOutcomes{}
+	g.r.metrics = m
+	p := g.optedIn("10", "p", "a", 1, "")
+	p.features = p.features[:1] // handover without delta rounds
+	place(t, g, p)
+	q := g.optedIn("10", "q", "b", 1, "") // with delta rounds
+	place(t, g, q)
+	if len(m.outcomes) != 1 || m.outcomes[0] != "standby-unavailable" {
+		t.Fatalf("outcomes %q, want one standby-unavailable", m.outcomes)
+	}
+}

@@ -51,7 +51,9 @@ func WithRefuseDowngrades() Option {
 // measurements. It is optional so that upstream-shaped Metrics keep working.
 type HandoverMetrics interface {
 	// RecordHandover reports one handover attempt of plugin: its outcome
-	// ("completed", "rejected", "failed", "displaced", "reactivated"), how
+	// ("completed", "rejected", "failed", "displaced", "reactivated"; and
+	// "standby-unavailable" when an instance registers that a standby grace
+	// cannot keep, having no delta rounds), how
 	// long it took from registration, and how long runtime events waited for
 	// its commit.
 	RecordHandover(plugin, outcome string, duration, eventWait time.Duration)
