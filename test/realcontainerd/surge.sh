@@ -253,11 +253,14 @@ check_list() {
 	expect "$1: $n containers checked" [ "$n" -ge 1 ]
 }
 ready_gone() { ! test -f "$R/$1.ready"; }
-# superseded LABEL NEW: LABEL was told NEW superseded it, released the state
-# file, and stays up without being ready.
+# superseded LABEL NEW: LABEL was told to stand by for NEW (before NEW was
+# told it is active) and released the state file, was then told NEW
+# superseded it, and stays up without being ready.
 superseded() {
-	expect "$1: told it is superseded by ${STAMP[$2]}" wait_for 10 has "$R/$1.log" \
-		"msg=\"released the state file\" .* why=\"superseded by ${STAMP[$2]}\"\$"
+	expect "$1: told to stand by for ${STAMP[$2]}, released the state file" wait_for 10 has "$R/$1.log" \
+		"msg=\"released the state file\" .* why=\"standby: ${STAMP[$2]} took over\"\$"
+	expect "$1: then told it is superseded" wait_for 10 has "$R/$1.log" \
+		"runtime shuts the plugin down.*successor version"
 	expect "$1: ready file gone" wait_for 10 ready_gone "$1"
 	expect "$1: process stays up" alive "${PID[$1]}"
 }
