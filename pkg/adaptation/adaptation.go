@@ -32,6 +32,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/containerd/ttrpc"
 	"github.com/nri-handover/nri/api"
@@ -95,6 +96,8 @@ type Adaptation struct {
 	forwardEvictions bool
 	// fanOut is set by WithNotificationFanOut (fanout.go).
 	fanOut bool
+	// patience is set by WithTakeoverPatience (patience.go).
+	patience time.Duration
 
 	syncGate *syncGate
 	reg      *registry

@@ -65,7 +65,7 @@ func TestBypassingEventDuringCommitReachesSuccessorAsDelta(t *testing.T) {
 	b.connect(t, sock)
 	defer b.close()
 	receive(t, started, "b's full round")
-	eventually(t, func() bool { return r.syncGate.queued() == 1 }, "b's commit waiting for the gate")
+	eventually(t, func() bool { return r.syncGate.writersWaiting() == 1 }, "b's commit waiting for the gate")
 	c2 := &api.Container{Id: "c2", PodSandboxId: "p1"}
 	if _, err := r.CreateContainer(context.Background(), &CreateContainerRequest{Pod: pod, Container: c2}); err != nil {
 		t.Fatalf("CreateContainer: %v", err)

@@ -10,15 +10,23 @@ package adaptation
 //	              Synchronize under the sync gate, committed before the gate
 //	              opens, as upstream does, so the next runtime operation that
 //	              takes BlockPluginSync after its Synchronize returned reaches it.
+//	              An opted-in plugin with delta rounds (api.FeatureDeltaSync)
+//	              joins as a takeover does instead, with nobody serving
+//	              meanwhile: phase 1 outside the gate, then only the commit.
 //	takeover      an opted-in instance replaces the active instance of its name
 //	              (or a plugin written for upstream with its name and index). If
-//	              it supports delta rounds (api.FeatureDeltaSync) it synchronizes
-//	              while the predecessor keeps serving (phase 1, no locks) and then
-//	              gets, under the gate, what changed since; otherwise its one full
-//	              Synchronize runs under the gate.
+//	              it supports delta rounds it synchronizes while the predecessor
+//	              keeps serving (phase 1, no locks) and then gets, under the
+//	              gate, what changed since; otherwise its one full Synchronize
+//	              runs under the gate.
 //	reactivation  the active instance was lost while a standby waited: the sync
 //	              gate was reserved the moment the loss was noticed, and the
 //	              standby is re-synchronized under it.
+//
+// Phase 1 and the commit of a plugin with delta rounds wait for runtime
+// operations in flight without keeping anybody out, bounded by the takeover
+// patience (patience.go): a runtime holds BlockPluginSync across a whole
+// graceful stop.
 //
 // Every way ends in commit: under the gate it brings the instance up to date,
 // then under the adaptation's lock it switches the slot's active instance
@@ -128,21 +136,34 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 			takeover.PredecessorVersion, takeover.PredecessorInstance)
 	}
 
-	// Phase 1, no locks: the predecessor keeps handling events meanwhile.
+	// Phase 1, no locks, for a plugin with delta rounds: runtime operations
+	// run and the predecessor, if any, keeps handling events meanwhile. The
+	// others join as upstream's do, under the gate.
 	var (
 		cur     *cursor
 		updates []*api.ContainerUpdate
 		err     error
 	)
-	if takeover != nil && p.deltaSync() {
-		if cur, updates, err = g.prepare(ctx, p, takeover); err != nil {
+	deadline := start.Add(r.takeoverPatience())
+	if p.deltaSync() {
+		if cur, updates, err = g.prepare(ctx, p, takeover, deadline); err != nil {
 			return g.fail(p, start, err)
 		}
 	}
 	defer cur.close()
 
-	// Runtime operations wait from here until the switch.
-	if err := r.syncGate.Lock(ctx); err != nil {
+	// Runtime operations wait from here until the switch. After phase 1 the
+	// gate is taken only at an instant no operation holds it: queued behind
+	// a long one in flight, it would keep every new one out until it ended.
+	if cur != nil {
+		err = g.await(ctx, p, deadline, waitIdleGate, r.syncGate.lockIdle)
+	} else {
+		err = r.syncGate.Lock(ctx)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			return g.fail(p, start, err)
+		}
 		p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, "runtime is shutting down", nil)
 		return fmt.Errorf("plugin %s not synchronized: %w", p.name(), err)
 	}
@@ -166,28 +187,23 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 // gate carries only what changed during the last one.
 const preGateRounds = 2
 
-// prepare synchronizes a takeover's successor while its predecessor keeps
-// serving. It opens a journal cursor, waits until the runtime operations in
-// flight at that point are over (their effects are then in the runtime's
-// state; the operations that start meanwhile are in the journal), sends the
-// runtime's state in full and then what the journal recorded meanwhile. If
-// operations in flight outlast a request timeout, it gives up on the journal
-// and returns no cursor: the successor is then synchronized in full under the
-// gate, as a plain join is.
-func (g *registry) prepare(ctx context.Context, p *plugin, takeover *api.Takeover) (*cursor, []*api.ContainerUpdate, error) {
+// prepare synchronizes p outside the sync gate (phase 1): a takeover's
+// successor while its predecessor keeps serving, or an opted-in plugin with
+// delta rounds joining fresh. It opens a journal cursor, waits until the
+// runtime operations in flight at that point are over (their effects are then
+// in the runtime's state; the operations that start meanwhile are in the
+// journal), sends the runtime's state in full and then what the journal
+// recorded meanwhile. The wait keeps nobody out and lasts as long as those
+// operations do (a graceful stop holds BlockPluginSync for the pod's grace
+// period), up to deadline, p's patience: then p is refused (patience.go),
+// never synchronized while runtime operations wait. If the journal overruns,
+// phase 1 starts over, within the same patience.
+func (g *registry) prepare(ctx context.Context, p *plugin, takeover *api.Takeover, deadline time.Time) (*cursor, []*api.ContainerUpdate, error) {
 	r := g.r
 	cur := r.journal.openCursor(r.dispatched.Load)
-	dctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
-	err := r.syncGate.drain(dctx)
-	cancel()
-	if err != nil {
+	if err := g.await(ctx, p, deadline, waitInFlight, r.syncGate.drain); err != nil {
 		cur.close()
-		if ctx.Err() != nil {
-			return nil, nil, err
-		}
-		r.log.Warnf(ctx, "plugin %s: runtime operations in flight outlasted %s; synchronizing it while they wait",
-			p.name(), getRequestTimeout())
-		return nil, nil, nil
+		return nil, nil, err
 	}
 	s, err := g.snapshot(ctx)
 	var updates []*api.ContainerUpdate
@@ -205,8 +221,12 @@ func (g *registry) prepare(ctx context.Context, p *plugin, takeover *api.Takeove
 	}
 	if errors.Is(err, errJournalOverrun) {
 		cur.close()
-		r.log.Warnf(ctx, "plugin %s: %v; synchronizing it again while runtime operations wait", p.name(), err)
-		return nil, updates, nil
+		if time.Now().After(deadline) {
+			return nil, nil, &patienceError{patience: r.takeoverPatience(), what: "a synchronization the journal could follow"}
+		}
+		r.log.Warnf(ctx, "plugin %s: %v; synchronizing it again, outside the sync gate", p.name(), err)
+		cur, more, err := g.prepare(ctx, p, takeover, deadline)
+		return cur, append(updates, more...), err
 	}
 	if err != nil {
 		cur.close()

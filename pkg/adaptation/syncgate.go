@@ -14,10 +14,18 @@ import (
 // runtime operations cannot starve plugin registration. Writers get in
 // first come, first served, so plugins are synchronized in the order they
 // finished registering.
+//
+// A runtime may hold a read for long: containerd holds BlockPluginSync
+// across a whole graceful StopContainer (the pod's grace period). A writer
+// queued behind it keeps every other runtime operation out until it ends,
+// as upstream's join does. An opted-in instance that synchronized outside the
+// gate (handover.go, prepare) waits with drain and lockIdle instead, which
+// keep nobody out: the node runs on while it waits, however long.
 type syncGate struct {
 	mu      sync.Mutex
 	readers int
 	writer  bool
+	idlers  int // lockIdle callers waiting, for tests and logs
 	// held counts read holds in two buckets, so that drain can wait for
 	// the holds taken before it without keeping new ones out: new holds go
 	// to held[cur].
@@ -130,6 +138,39 @@ func (g *syncGate) waitLocked(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// lockIdle takes the gate exclusively at an instant when nobody holds it and
+// no writer waits, or gives up when ctx is done. Unlike Lock it never queues,
+// so it keeps nobody out while it waits: a reader that comes first gets in
+// first. A steady stream of overlapping reads could starve it; its callers
+// bound the wait (patience.go).
+func (g *syncGate) lockIdle(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.idlers++
+	defer func() { g.idlers-- }()
+	for g.writer || g.readers > 0 || len(g.queue) > 0 {
+		if err := g.waitLocked(ctx); err != nil {
+			return err
+		}
+	}
+	g.writer = true
+	return nil
+}
+
+// inFlight counts the read holds, for logs.
+func (g *syncGate) inFlight() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.readers
+}
+
+// writersWaiting counts the writers waiting to get in, queued or idle.
+func (g *syncGate) writersWaiting() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue) + g.idlers
 }
 
 // Lock takes the gate exclusively, or gives up when ctx is done.

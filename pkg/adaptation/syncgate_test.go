@@ -163,3 +163,70 @@ func TestSyncGateDrainWaitsOnlyForEarlierHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// lockIdle waits for the holds in flight without keeping new ones out, and
+// takes the gate once nobody holds it; once taken, it is exclusive as Lock's.
+func TestSyncGateLockIdleKeepsNobodyOut(t *testing.T) {
+	g := newSyncGate()
+	long := g.RLock() // a graceful stop
+	locked := make(chan error, 1)
+	go func() { locked <- g.lockIdle(context.Background()) }()
+	eventually(t, func() bool { return g.writersWaiting() == 1 }, "lockIdle waiting")
+
+	g.RUnlock(g.RLock()) // not kept out
+	short := g.RLock()   // nor is one that outlives the long one
+	g.RUnlock(long)
+	select {
+	case err := <-locked:
+		t.Fatalf("lockIdle returned (%v) while a hold was held", err)
+	default:
+	}
+	g.RUnlock(short)
+	if err := receive(t, locked, "lockIdle"); err != nil {
+		t.Fatal(err)
+	}
+
+	read := make(chan struct{})
+	go func() { g.RUnlock(g.RLock()); close(read) }()
+	select {
+	case <-read:
+		t.Fatal("a reader got in while lockIdle held the gate")
+	default:
+	}
+	g.Unlock()
+	receive(t, read, "reader after Unlock")
+
+	// It gives way to a queued writer, and gives up with its context.
+	held := g.RLock()
+	queued := make(chan error, 1)
+	go func() {
+		err := g.Lock(context.Background())
+		if err == nil {
+			g.Unlock()
+		}
+		queued <- err
+	}()
+	eventually(t, func() bool { return g.queued() == 1 }, "writer queued")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { locked <- g.lockIdle(ctx) }()
+	eventually(t, func() bool { return g.writersWaiting() == 2 }, "lockIdle waiting behind the queued writer")
+	g.RUnlock(held)
+	if err := receive(t, queued, "queued writer"); err != nil {
+		t.Fatal(err)
+	}
+	if err := receive(t, locked, "lockIdle after the queued writer"); err != nil {
+		t.Fatal(err)
+	}
+	g.Unlock()
+	held = g.RLock()
+	go func() { locked <- g.lockIdle(ctx) }()
+	eventually(t, func() bool { return g.writersWaiting() == 1 }, "lockIdle waiting")
+	cancel()
+	if err := receive(t, locked, "abandoned lockIdle"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("abandoned lockIdle returned %v", err)
+	}
+	g.RUnlock(held)
+	if g.writersWaiting() != 0 {
+		t.Fatal("an abandoned lockIdle still counts as waiting")
+	}
+}

@@ -36,6 +36,7 @@ const (
 	oursSequential = "ours-sequential"
 	oursFanOut     = "ours-fan-out"
 	oursDeltaFull  = "ours-delta-full-cost" // a takeover whose plugin redoes its whole reconciliation in the delta round
+	oursTakeover   = "ours-takeover"
 )
 
 // Experiment sizes.
@@ -47,6 +48,10 @@ const (
 	// container (one every 100 ms at the 2 ms pace), the others start one:
 	// a small delta, whatever the node's size.
 	changeEvery = "50"
+	// longStopHold is how long an operation holds BlockPluginSync in the
+	// longstop row: a graceful stop (containerd holds the block across a
+	// whole StopContainer).
+	longStopHold = "10s"
 )
 
 // eventOps is how many operations an event path run times, by plugins.
@@ -141,6 +146,15 @@ func experiments(x *binaries, rounds int, sizes []int) []experiment {
 		x.on(oursDeltaFull, ours, ours+" -delta-cost full", "stall", append(stall, "-predecessor")...),
 		x.on(oursLegacy, ours, upstream, "stall", stall...),
 		x.on(upstream, upstream, upstream, "stall", stall...),
+	}})
+	// a plugin joins or takes over beside a 10 s stop; each run lasts the
+	// stop, so a third of the rounds (the figure is all or nothing)
+	ls := []string{"-containers", "1000", "-hold", longStopHold}
+	out = append(out, experiment{id: "longstop", rounds: max(1, (rounds+2)/3), arms: []arm{
+		x.on(ours, ours, ours, "longstop", ls...),
+		x.on(oursTakeover, ours, ours, "longstop", append(ls, "-predecessor")...),
+		x.on(oursLegacy, ours, upstream, "longstop", ls...),
+		x.on(upstream, upstream, upstream, "longstop", ls...),
 	}})
 	fan := []string{"-plugins", "16", "-n", "100", "-event", "start", "-work", fanOutWork}
 	out = append(out, experiment{id: "fanout", rounds: max(1, (rounds+1)/2), arms: []arm{

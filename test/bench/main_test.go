@@ -70,12 +70,17 @@ func TestRender(t *testing.T) {
 			ours:     {runs: []figures{{"dispatch.nsPerOp": 20, "round": 0}}},
 			upstream: {runs: []figures{{"dispatch.nsPerOp": 40, "round": 0}}, errs: []string{"boom"}},
 		}},
+		"longstop": {arms: map[string]*armResult{
+			ours:     {runs: []figures{{"longStop.maxWaitMs": 8.5, "round": 0}}},
+			upstream: {runs: []figures{{"longStop.maxWaitMs": 9999, "round": 0}}},
+		}},
 	}, sizes: []int{1000}}
 	text, err := d.render("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Targets", "| ours | 20 |", "0.500", "blocksync/upstream: boom", "## Micro-benchmarks"} {
+	for _, want := range []string{"## Targets", "| ours | 20 |", "0.500", "blocksync/upstream: boom", "## Micro-benchmarks",
+		"## Joining beside a long graceful stop", "wait at most 8.50 ms with ours", "against 9999 ms with upstream"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -83,7 +83,7 @@ func (d *doc) render(path string) (string, error) {
 func (d *doc) Section(id string) (string, error) {
 	sections := map[string]func() string{
 		"summary": d.summary, "events": d.events, "blocksync": d.blockSync, "idle": d.idle,
-		"handover": d.handover, "stall": d.stall, "fanout": d.fanOut, "sync": d.sync,
+		"handover": d.handover, "stall": d.stall, "longstop": d.longStop, "fanout": d.fanOut, "sync": d.sync,
 		"micro": d.microTable, "failures": d.failureList,
 	}
 	if f, ok := sections[id]; ok {
@@ -316,6 +316,27 @@ func (d *doc) stall() string {
 		"upstream's behaviour from ours (%s ms), and so does a plugin that ignores SyncInfo.Delta (%s ms; load %s).\n",
 		med(r.fig(ours, "stall.maxMs"), 1), med(r.fig(upstream, "stall.maxMs"), 1), med(r.fig(oursLegacy, "stall.maxMs"), 1),
 		med(r.fig(oursDeltaFull, "stall.maxMs"), 1), d.load("stall200"))
+	return out
+}
+
+func (d *doc) longStop() string {
+	r := d.get("longstop")
+	row := func(label, what string) []string {
+		return []string{what, cell(r.fig(label, "longStop.maxWaitMs"), 1), cell(r.fig(label, "longStop.p99WaitMs"), 1),
+			cell(r.fig(label, "longStop.afterStopMs"), 1), cell(r.fig(label, "longStop.extra.gateHeldMs"), 1)}
+	}
+	out := table([]string{"1 000 containers, one operation holds BlockPluginSync " + longStopHold, "others' longest wait ms", "p99 wait ms",
+		"stop end → plugin handles ms", "gate-held ms"}, [][]string{
+		row(ours, "ours: a handover plugin joins (no predecessor)"),
+		row(oursTakeover, "ours: a handover plugin takes over"),
+		row(oursLegacy, "ours: a plugin on upstream's stub joins"),
+		row(upstream, "upstream: a plugin joins"),
+	})
+	out += fmt.Sprintf("\nReading: while a plugin joins beside a %s stop, other BlockPluginSync round trips wait at most %s ms with ours "+
+		"(takeover %s ms), against %s ms with upstream, whose queued join keeps every operation out until the stop ends; "+
+		"a plugin that did not opt in gets upstream's join from ours (%s ms; load %s).\n",
+		longStopHold, med(r.fig(ours, "longStop.maxWaitMs"), 1), med(r.fig(oursTakeover, "longStop.maxWaitMs"), 1),
+		med(r.fig(upstream, "longStop.maxWaitMs"), 1), med(r.fig(oursLegacy, "longStop.maxWaitMs"), 1), d.load("longstop"))
 	return out
 }
 

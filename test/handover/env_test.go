@@ -38,11 +38,15 @@ type env struct {
 
 // newEnv starts a test runtime with the given adaptation options, stopped
 // at cleanup.
-func newEnv(opts ...adaptation.Option) *env {
+func newEnv(opts ...adaptation.Option) *env { return newEnvWith(nil, opts...) }
+
+// newEnvWith is newEnv with test runtime options too (containerd locking).
+func newEnvWith(rtOpts []testruntime.Option, opts ...adaptation.Option) *env {
 	e := &env{trace: newWireTrace(), logs: &logCapture{}, metrics: &metricsCapture{}, dir: shortDir()}
 	all := append([]adaptation.Option{e.trace.option(), adaptation.WithLogger(e.logs),
 		adaptation.WithMetrics(e.metrics)}, opts...)
-	rt, err := testruntime.New(testruntime.WithDir(e.dir), testruntime.WithAdaptationOptions(all...))
+	rtOpts = append([]testruntime.Option{testruntime.WithDir(e.dir), testruntime.WithAdaptationOptions(all...)}, rtOpts...)
+	rt, err := testruntime.New(rtOpts...)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(rt.Start()).To(Succeed())
 	DeferCleanup(rt.Stop)

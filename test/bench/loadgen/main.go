@@ -20,6 +20,9 @@ type Harness interface {
 	// BlockUnblock takes and releases the adaptation's BlockPluginSync
 	// hold once.
 	BlockUnblock()
+	// Hold takes a BlockPluginSync hold, as a runtime operation that takes
+	// long (a graceful StopContainer), until release is called.
+	Hold() (release func())
 }
 
 // Extras is implemented by a harness that measures more than Op latency,
@@ -57,6 +60,7 @@ type Result struct {
 	Dispatch *DispatchResult `json:"dispatch,omitempty"`
 	Idle     *IdleResult     `json:"idle,omitempty"`
 	Sync     *SyncResult     `json:"sync,omitempty"`
+	LongStop *LongStopResult `json:"longStop,omitempty"`
 	Err      string          `json:"err,omitempty"`
 }
 
@@ -97,6 +101,7 @@ type SyncResult struct {
 //	blocksync -n N
 //	idle      -plugins K -plugin CMD
 //	sync      -containers N -plugin CMD
+//	longstop  -containers N -hold D [-predecessor] [-interval D] -plugin CMD
 //
 // CMD is the plugin's command line; PluginFlags are appended to it.
 //
@@ -136,11 +141,12 @@ type opts struct {
 	work        time.Duration
 	fanOut      bool
 	timeout     time.Duration
+	hold        time.Duration
 }
 
 func run(f Factory, args []string) (*Result, error) {
 	if len(args) == 0 {
-		return nil, fmt.Errorf("usage: stall|events|blocksync|idle|sync [flags]")
+		return nil, fmt.Errorf("usage: stall|events|blocksync|idle|sync|longstop [flags]")
 	}
 	mode := args[0]
 	var o opts
@@ -159,6 +165,7 @@ func run(f Factory, args []string) (*Result, error) {
 	fs.DurationVar(&o.work, "work", 0, "events: a plugin's own work per StartContainer")
 	fs.BoolVar(&o.fanOut, "fanout", false, "events: relay notifications to all plugins at once")
 	fs.DurationVar(&o.timeout, "timeout", 120*time.Second, "overall limit")
+	fs.DurationVar(&o.hold, "hold", 10*time.Second, "longstop: how long an operation holds BlockPluginSync while the plugin joins")
 	if err := fs.Parse(args[1:]); err != nil {
 		return nil, err
 	}
@@ -194,6 +201,8 @@ func run(f Factory, args []string) (*Result, error) {
 		return s.idle()
 	case "sync":
 		return s.sync()
+	case "longstop":
+		return s.longStop()
 	default:
 		return nil, fmt.Errorf("unknown mode %q", mode)
 	}
@@ -264,6 +273,35 @@ func (s *session) stall() (*Result, error) {
 		}
 	}
 	return &Result{Stall: st}, nil
+}
+
+// longStop: a plugin joins, or with -predecessor takes over, while one
+// operation holds BlockPluginSync for -hold (a graceful stop) and others
+// take and release it every -interval.
+func (s *session) longStop() (*Result, error) {
+	fl := PluginFlags{Name: "bench", Idx: "10", Instance: "new", Version: "v2", Generation: 2}
+	if s.o.predecessor {
+		old := PluginFlags{Name: "bench", Idx: "10", Instance: "old", Version: "v1", Generation: 1}
+		if _, err := s.launch(old); err != nil {
+			return nil, err
+		}
+		if err := WaitHandled(s.ctx, s.h, 60*time.Second, HasMarks("bench")); err != nil {
+			return nil, err
+		}
+	}
+	cfg := LongStopConfig{Interval: s.o.interval, Warmup: s.o.warmup, Hold: s.o.hold, Tail: s.o.tail,
+		Timeout: 60 * time.Second, Name: fl.Name, Instance: fl.Instance}
+	res, err := LongStop(s.ctx, s.h, cfg, func() error {
+		_, err := s.launch(fl)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := s.h.(Extras); ok {
+		res.Extra = x.Extra()
+	}
+	return &Result{LongStop: res}, nil
 }
 
 func (s *session) events() (*Result, error) {

@@ -114,6 +114,9 @@ func (r *Runtime) Notify(ctx context.Context, _ int) error {
 // BlockUnblock takes and releases a BlockPluginSync hold.
 func (r *Runtime) BlockUnblock() { r.nri.BlockPluginSync().Unblock() }
 
+// Hold takes a BlockPluginSync hold until release, as a graceful stop does.
+func (r *Runtime) Hold() (release func()) { return r.nri.BlockPluginSync().Unblock }
+
 func (r *Runtime) sync(ctx context.Context, cb adaptation.SyncCB) error {
 	r.mu.Lock()
 	pods := make([]*adaptation.PodSandbox, 0, len(r.pods))

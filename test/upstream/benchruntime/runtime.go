@@ -98,6 +98,9 @@ func (r *runtime) Notify(ctx context.Context, _ int) error {
 // BlockUnblock takes and releases a BlockPluginSync hold.
 func (r *runtime) BlockUnblock() { r.nri.BlockPluginSync().Unblock() }
 
+// Hold takes a BlockPluginSync hold until release, as a graceful stop does.
+func (r *runtime) Hold() (release func()) { return r.nri.BlockPluginSync().Unblock }
+
 func (r *runtime) sync(ctx context.Context, cb nri.SyncCB) error {
 	r.mu.Lock()
 	pods := make([]*nri.PodSandbox, 0, len(r.pods))

@@ -1,0 +1,169 @@
+package adaptation
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// Issue 17, finding 1, in-package: a joining instance with delta rounds
+// waits for runtime operations in flight keeping nobody out, bounded by its
+// patience and by Stop. test/handover ("Joining beside a long graceful
+// stop") proves the same with plugin processes and containerd's locking.
+
+func optInDelta(id string, gen uint64) func(*api.RegisterPluginRequest) {
+	return func(q *api.RegisterPluginRequest) {
+		q.InstanceId, q.Generation = id, gen
+		q.Features = []string{api.FeatureHandover, api.FeatureDeltaSync}
+	}
+}
+
+// othersRun takes and releases BlockPluginSync on another goroutine and
+// waits for it: it fails the test if the hold is kept out.
+func othersRun(t *testing.T, r *Adaptation) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { r.BlockPluginSync().Unblock(); close(done) }()
+	receive(t, done, "another operation's BlockPluginSync")
+}
+
+// A takeover whose patience runs out while an operation in flight holds
+// BlockPluginSync is refused with TIMEOUT; the predecessor stays active and
+// other operations were never kept out.
+func TestTakeoverPatienceRefusesWithTimeout(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt, WithTakeoverPatience(200*time.Millisecond))
+	defer r.Stop()
+	rec := newRecorder()
+	a := newFakePlugin("10", "p", rec)
+	a.regReq = optInDelta("a", 1)
+	a.connect(t, sock)
+	defer a.close()
+	waitActive(t, r, "10-p")
+
+	stop := r.BlockPluginSync()
+	defer stop.Unblock()
+	b := newFakePlugin("10", "p", nil)
+	b.regReq = optInDelta("b", 2)
+	b.connect(t, sock)
+	defer b.close()
+	eventually(t, func() bool { return r.journal.open.Load() == 1 }, "b waiting in phase 1")
+	othersRun(t, r)
+
+	req := receive(t, b.shutdowns, "b's shutdown")
+	if req.GetReason() != api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT || !strings.Contains(req.GetMessage(), "patience") {
+		t.Fatalf("b told %v (%q), want TIMEOUT naming the patience", req.GetReason(), req.GetMessage())
+	}
+	othersRun(t, r)
+	if active := r.reg.active(); len(active) != 1 || active[0].instance != "a" {
+		t.Fatalf("active after b's refusal: %v", active)
+	}
+	b.mu.Lock()
+	synced := len(b.syncs)
+	b.mu.Unlock()
+	if synced != 0 {
+		t.Fatalf("b got %d synchronization rounds, want none", synced)
+	}
+	pod := &api.PodSandbox{Id: "p1"}
+	if err := r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: pod}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.list(); len(got) == 0 || got[len(got)-1] != "10-p:RunPodSandbox" {
+		t.Fatalf("a handled %v", got)
+	}
+}
+
+// Stop ends the wait of a fresh opted-in join for an operation in flight at
+// once, and tells the plugin the runtime shuts down.
+func TestStopEndsAJoinWaitingForOperationsInFlight(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	stop := r.BlockPluginSync()
+	defer stop.Unblock()
+
+	f := newFakePlugin("10", "p", nil)
+	f.regReq = optInDelta("a", 1)
+	f.connect(t, sock)
+	defer f.close()
+	eventually(t, func() bool { return r.journal.open.Load() == 1 }, "the fresh join waiting in phase 1, outside the gate")
+	othersRun(t, r)
+
+	stopped := make(chan struct{})
+	go func() { r.Stop(); close(stopped) }()
+	receive(t, stopped, "Stop while a join waits for a held block")
+	req := receive(t, f.shutdowns, "shutdown")
+	if req.GetReason() != api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN {
+		t.Fatalf("shutdown reason %v (%q), want RUNTIME_SHUTDOWN", req.GetReason(), req.GetMessage())
+	}
+	if len(r.reg.active()) != 0 {
+		t.Fatal("the plugin became active although the runtime stopped")
+	}
+}
+
+// A journal that overruns during a takeover's phase 1 makes phase 1 start
+// over, outside the gate, instead of synchronizing the successor in full
+// while runtime operations wait.
+func TestJournalOverrunInPhaseOneStartsOverOutsideTheGate(t *testing.T) {
+	withTimeouts(t, 20*time.Second, 20*time.Second) // filling the journal takes a while under -race
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+	a := newFakePlugin("10", "p", nil)
+	a.regReq = optInDelta("a", 1)
+	a.connect(t, sock)
+	defer a.close()
+	waitActive(t, r, "10-p")
+	// an event, so that the journal's sequence numbers (from 1) have begun
+	if err := r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: &api.PodSandbox{Id: "p1"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		mu    sync.Mutex
+		full  int
+		gated []string // full rounds that ran under the gate
+	)
+	b := newFakePlugin("10", "p", nil)
+	b.regReq = optInDelta("b", 2)
+	b.onSync = func(req *api.SynchronizeRequest) {
+		r.syncGate.mu.Lock()
+		w := r.syncGate.writer
+		r.syncGate.mu.Unlock()
+		mu.Lock()
+		first := !req.GetDelta() && full == 0
+		if !req.GetDelta() {
+			full++
+			if w {
+				gated = append(gated, "full round "+strconv.Itoa(full))
+			}
+		}
+		mu.Unlock()
+		if first { // more objects change than the journal keeps
+			seq := r.dispatched.Load()
+			for i := 0; i <= maxJournal; i++ {
+				c := &api.Container{Id: "c" + strconv.Itoa(i)}
+				r.journal.note(seq, api.Event_POST_START_CONTAINER, &api.PostStartContainerRequest{Container: c}, nil, false)
+			}
+		}
+	}
+	b.connect(t, sock)
+	defer b.close()
+	eventually(t, func() bool {
+		active := r.reg.active()
+		return len(active) == 1 && active[0].instance == "b"
+	}, "b active")
+
+	mu.Lock()
+	defer mu.Unlock()
+	if full != 2 {
+		t.Fatalf("b got %d full rounds, want 2 (the second after the overrun)", full)
+	}
+	if len(gated) != 0 {
+		t.Fatalf("%v ran under the sync gate, while runtime operations waited", gated)
+	}
+}
