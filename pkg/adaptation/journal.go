@@ -133,7 +133,12 @@ func implied(event api.Event, req any, rsp *api.CreateContainerResponse) (string
 		key := "ctr/" + c.GetId()
 		switch event {
 		case api.Event_CREATE_CONTAINER:
-			adjust.Apply(c, rsp.GetAdjust())
+			// The container as the runtime reports it once created with
+			// the merged adjustment. An adjustment the runtime's generator
+			// rejects fails the creation: there is no container.
+			if err := adjust.Apply(c, rsp.GetAdjust()); err != nil {
+				return "", nil
+			}
 			c.State = api.ContainerState_CONTAINER_CREATED
 		case api.Event_POST_CREATE_CONTAINER:
 			c.State = api.ContainerState_CONTAINER_CREATED
