@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/nri-handover/nri/api"
 )
@@ -48,6 +49,17 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 	r.Lock()
 	defer r.Unlock()
 
+	// The journal derives the created container from the container as the
+	// runtime sent it, which merging the replies edits in place. A creation
+	// that began with no cursor open needs no note: a cursor opens either
+	// under the sync gate, where no creation is in flight, or before it
+	// drains the runtime operations in flight, so its reader gets that
+	// container from SyncFn.
+	var sent *api.Container
+	if r.journal.recording() {
+		sent = proto.Clone(req.GetContainer()).(*api.Container)
+	}
+
 	plugins := r.reg.active()
 	result := collectCreateContainerResult(req)
 	result.forwardEvictions = r.forwardEvictions
@@ -60,7 +72,8 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 	if err == nil {
 		rsp, err = r.validateContainerAdjustment(ctx, plugins, validate, result)
 	}
-	r.journal.note(r.dispatched.Load(), api.Event_CREATE_CONTAINER, req, rsp, err != nil)
+	r.journal.note(r.dispatched.Load(), api.Event_CREATE_CONTAINER,
+		&api.CreateContainerRequest{Pod: req.GetPod(), Container: sent}, rsp, err != nil || sent == nil)
 	return rsp, err
 }
 

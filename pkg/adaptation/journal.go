@@ -95,11 +95,17 @@ func (c *cursor) close() {
 	}
 }
 
+// recording tells whether a cursor is open, so events are noted.
+func (j *journal) recording() bool { return j.open.Load() > 0 }
+
 // note records what event seq, with request req, implies, if a cursor is
-// open. rsp is CreateContainer's response (its adjustment is what the
-// created container looks like); failed tells that the runtime will not go
-// on with the operation (only a failed CreateContainer matters: the runtime
-// does not create the container). The caller holds the adaptation's lock.
+// open. For CreateContainer, req holds the container as the runtime sent it
+// (not as merging the replies edited it) and rsp the merged adjustment the
+// runtime applies to it; failed tells that there is nothing to note (only
+// for CreateContainer: the runtime does not create the container, or the
+// creation began with no cursor open and the reader gets the container from
+// SyncFn, see Adaptation.CreateContainer). The caller holds the
+// adaptation's lock.
 func (j *journal) note(seq uint64, event api.Event, req any, rsp *api.CreateContainerResponse, failed bool) {
 	if j.open.Load() == 0 {
 		return
@@ -133,7 +139,12 @@ func implied(event api.Event, req any, rsp *api.CreateContainerResponse) (string
 		key := "ctr/" + c.GetId()
 		switch event {
 		case api.Event_CREATE_CONTAINER:
-			adjust.Apply(c, rsp.GetAdjust())
+			// The container as the runtime reports it once created with
+			// the merged adjustment. An adjustment the runtime's generator
+			// rejects fails the creation: there is no container.
+			if err := adjust.Apply(c, rsp.GetAdjust()); err != nil {
+				return "", nil
+			}
 			c.State = api.ContainerState_CONTAINER_CREATED
 		case api.Event_POST_CREATE_CONTAINER:
 			c.State = api.ContainerState_CONTAINER_CREATED

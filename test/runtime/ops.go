@@ -2,6 +2,7 @@ package testruntime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -179,7 +180,12 @@ func (r *Runtime) CreateContainer(ctx context.Context, ctr *api.Container) (*api
 
 	created := proto.Clone(ctr).(*api.Container)
 	created.State = api.ContainerState_CONTAINER_CREATED
-	adjust.Apply(created, rpl.GetAdjust())
+	if err := adjust.Apply(created, rpl.GetAdjust()); err != nil {
+		// As containerd: an adjustment its spec generator rejects fails the
+		// creation, and the plugins are told the container is gone.
+		err = fmt.Errorf("adjusting container %q: %w", ctr.Id, err)
+		return nil, errors.Join(err, r.undoCreate(ctx, pod, ctr))
+	}
 	r.mu.Lock()
 	r.ctrs[created.Id] = created
 	r.applyUpdatesLocked(rpl.GetUpdate())
@@ -196,6 +202,21 @@ func (r *Runtime) CreateContainer(ctx context.Context, ctr *api.Container) (*api
 		return r.nri.PostCreateContainer(ctx, &api.PostCreateContainerRequest{Pod: p, Container: c})
 	})
 	return rpl.GetAdjust(), err
+}
+
+// undoCreate relays StopContainer and RemoveContainer for a container whose
+// creation failed after CreateContainer (containerd's UndoCreateContainer).
+func (r *Runtime) undoCreate(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+	stopped := proto.Clone(ctr).(*api.Container)
+	stopped.State = api.ContainerState_CONTAINER_STOPPED
+	stop := r.ctrEvent(api.Event_STOP_CONTAINER, pod, stopped, func(p *api.PodSandbox, c *api.Container) error {
+		_, err := r.nri.StopContainer(ctx, &api.StopContainerRequest{Pod: p, Container: c})
+		return err
+	})
+	remove := r.ctrEvent(api.Event_REMOVE_CONTAINER, pod, stopped, func(p *api.PodSandbox, c *api.Container) error {
+		return r.nri.RemoveContainer(ctx, &api.RemoveContainerRequest{Pod: p, Container: c})
+	})
+	return errors.Join(stop, remove)
 }
 
 // StartContainer relays StartContainer then PostStartContainer.

@@ -14,12 +14,17 @@ func TestApplyAdjustment(t *testing.T) {
 	c.Annotations["drop"] = "1"
 	c.Env = []string{"A=1", "B=1"}
 
-	adjust.Apply(c, &api.ContainerAdjustment{
+	// A merged adjustment, as the runtime gets it (the adaptation strips
+	// UpdateArgs' leading "" marker).
+	err := adjust.Apply(c, &api.ContainerAdjustment{
 		Annotations: map[string]string{"-drop": "", "new": "2"},
 		Env:         []*api.KeyValue{{Key: "-B"}, {Key: "A", Value: "2"}, {Key: "C", Value: "3"}},
-		Args:        []string{"", "/bin/true"},
+		Args:        []string{"/bin/true"},
 		Linux:       &api.LinuxContainerAdjustment{Resources: MemoryResources(42)},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		what      string
@@ -28,7 +33,7 @@ func TestApplyAdjustment(t *testing.T) {
 		{"kept annotation", c.Annotations["keep"], "1"},
 		{"added annotation", c.Annotations["new"], "2"},
 		{"removed annotation present", c.Annotations["drop"] != "", false},
-		{"env", slices.Sorted(slices.Values(c.Env)), []string{"A=2", "C=3"}},
+		{"env", c.Env, []string{"A=2", "C=3"}},
 		{"args", c.Args, []string{"/bin/true"}},
 		{"memory", c.GetLinux().GetResources().GetMemory().GetLimit().GetValue(), int64(42)},
 	} {

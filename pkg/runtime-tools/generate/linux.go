@@ -132,9 +132,10 @@ func (g *Generator) SetLinuxMemoryPolicy(policy *rspec.LinuxMemoryPolicy) {
 }
 
 // InjectCDIDevices asks the runtime's CDI injector (WithCDIDeviceInjector)
-// to inject the devices, by their fully qualified CDI names.
+// to inject the devices, by their fully qualified CDI names. Without a
+// device (nil entries are skipped) the injector is not called.
 func (g *Generator) InjectCDIDevices(devices []*nri.CDIDevice) error {
-	if len(devices) == 0 || g.injectCDIDevices == nil {
+	if g.injectCDIDevices == nil {
 		return nil
 	}
 	names := make([]string, 0, len(devices))
@@ -142,6 +143,9 @@ func (g *Generator) InjectCDIDevices(devices []*nri.CDIDevice) error {
 		if d != nil {
 			names = append(names, d.Name)
 		}
+	}
+	if len(names) == 0 {
+		return nil
 	}
 	return g.injectCDIDevices(g.Config, names)
 }

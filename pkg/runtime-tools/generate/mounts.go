@@ -21,8 +21,8 @@ import (
 // the propagation option found last carries over to later mounts of the
 // same adjustment that have none of their own.
 func (g *Generator) AdjustMounts(mounts []*nri.Mount) error {
-	if len(mounts) == 0 {
-		return nil
+	if !slices.ContainsFunc(mounts, func(m *nri.Mount) bool { return m != nil }) {
+		return nil // nothing, or only nil entries: nothing to sort either
 	}
 	propagation := ""
 	for _, m := range mounts {
