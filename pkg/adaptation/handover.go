@@ -155,6 +155,7 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 	// Runtime operations wait from here until the switch. After phase 1 the
 	// gate is taken only at an instant no operation holds it: queued behind
 	// a long one in flight, it would keep every new one out until it ended.
+	r.at(pointGate)
 	if cur != nil {
 		err = g.await(ctx, p, deadline, waitIdleGate, r.syncGate.lockIdle)
 	} else {
@@ -201,6 +202,7 @@ const preGateRounds = 2
 func (g *registry) prepare(ctx context.Context, p *plugin, takeover *api.Takeover, deadline time.Time) (*cursor, []*api.ContainerUpdate, error) {
 	r := g.r
 	cur := r.journal.openCursor(r.dispatched.Load)
+	r.at(pointDrain)
 	if err := g.await(ctx, p, deadline, waitInFlight, r.syncGate.drain); err != nil {
 		cur.close()
 		return nil, nil, err
