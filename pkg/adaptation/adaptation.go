@@ -17,7 +17,8 @@
 //
 // Every plugin connection is served by its own goroutines: a plugin that
 // hangs in registration delays nobody. Every runtime-initiated disconnect goes
-// through plugin.shutdown, which tells the plugin why before closing.
+// through plugin.shutdown, which tells a plugin that opted into handover why
+// before closing (plugin.tellsShutdown; upstream tells no plugin).
 //
 // Handover (handover.go) lets a new instance of a plugin supersede the running
 // one, which evicts it; by default only a process of the same user may
@@ -180,8 +181,9 @@ func (r *Adaptation) Start() error {
 	return nil
 }
 
-// Stop stops accepting plugins, tells every connected plugin that the runtime
-// is shutting down (each bounded in time) and closes them.
+// Stop stops accepting plugins, tells every connected plugin that opted into
+// handover that the runtime is shutting down (each bounded in time) and closes
+// them all.
 //
 // Runtimes call Stop holding locks that their SyncFn and UpdateFn take, so
 // Stop never waits for a call into the runtime (see callback.go): cancelling
