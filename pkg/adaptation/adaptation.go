@@ -15,6 +15,11 @@
 //   - the registry's own mutex (registry.go): guards the plugin sets only, so
 //     a plugin can be removed from anywhere, including mid-dispatch.
 //
+// A call of the runtime's SyncFn also holds the SyncFn turn (callback.go),
+// taken after the sync gate, if any, and held around that call only: SyncFn
+// never runs twice at once, under the gate (a commit) or beside runtime
+// operations (a takeover's first round).
+//
 // Every plugin connection is served by its own goroutines: a plugin that
 // hangs in registration delays nobody. Every runtime-initiated disconnect goes
 // through plugin.shutdown, which tells a plugin that opted into handover why
@@ -48,9 +53,12 @@ const (
 	DefaultPluginConfigPath = "/etc/nri/conf.d"
 )
 
-// SyncFn is supplied by the runtime. It must call the SyncCB with a consistent
-// snapshot of its pods and containers, taken while no runtime operation that
-// would change that snapshot can run.
+// SyncFn is supplied by the runtime. It must call the SyncCB with a snapshot
+// of its pods and containers, each object read under the runtime's own locks.
+// It is never called twice at once, but it is called beside runtime
+// operations for the first round of a takeover; docs/runtime-integration.md
+// ("What SyncFn must tolerate") says when it is called and what it may block
+// on.
 type SyncFn func(context.Context, SyncCB) error
 
 // SyncCB hands the runtime's snapshot to the plugin being synchronized. The
@@ -98,7 +106,9 @@ type Adaptation struct {
 	fanOut bool
 
 	syncGate *syncGate
-	reg      *registry
+	// syncFnTurn serializes calls of syncFn (callback.go).
+	syncFnTurn syncFnTurn
+	reg        *registry
 	// dispatched counts events dispatched (under the adaptation's lock), so
 	// a commit can tell whether an event bypassing the sync gate passed
 	// after the state a joining plugin knows was taken.
