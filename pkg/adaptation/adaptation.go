@@ -15,9 +15,15 @@
 //   - the registry's own mutex (registry.go): guards the plugin sets only, so
 //     a plugin can be removed from anywhere, including mid-dispatch.
 //
+// A call of the runtime's SyncFn also holds the SyncFn turn (callback.go),
+// taken after the sync gate, if any, and held around that call only: SyncFn
+// never runs twice at once, under the gate (a commit) or beside runtime
+// operations (a takeover's first round).
+//
 // Every plugin connection is served by its own goroutines: a plugin that
 // hangs in registration delays nobody. Every runtime-initiated disconnect goes
-// through plugin.shutdown, which tells the plugin why before closing.
+// through plugin.shutdown, which tells a plugin that opted into handover why
+// before closing (plugin.tellsShutdown; upstream tells no plugin).
 //
 // Handover (handover.go) lets a new instance of a plugin supersede the running
 // one, which evicts it; by default only a process of the same user may
@@ -48,9 +54,12 @@ const (
 	DefaultPluginConfigPath = "/etc/nri/conf.d"
 )
 
-// SyncFn is supplied by the runtime. It must call the SyncCB with a consistent
-// snapshot of its pods and containers, taken while no runtime operation that
-// would change that snapshot can run.
+// SyncFn is supplied by the runtime. It must call the SyncCB with a snapshot
+// of its pods and containers, each object read under the runtime's own locks.
+// It is never called twice at once, but it is called beside runtime
+// operations for the first round of a takeover; docs/runtime-integration.md
+// ("What SyncFn must tolerate") says when it is called and what it may block
+// on.
 type SyncFn func(context.Context, SyncCB) error
 
 // SyncCB hands the runtime's snapshot to the plugin being synchronized. The
@@ -100,7 +109,9 @@ type Adaptation struct {
 	patience time.Duration
 
 	syncGate *syncGate
-	reg      *registry
+	// syncFnTurn serializes calls of syncFn (callback.go).
+	syncFnTurn syncFnTurn
+	reg        *registry
 	// hook is WithScheduleHook's, called at each boundary of the handover
 	// (schedule.go); nil outside tests.
 	hook func(point string)
@@ -186,8 +197,9 @@ func (r *Adaptation) Start() error {
 	return nil
 }
 
-// Stop stops accepting plugins, tells every connected plugin that the runtime
-// is shutting down (each bounded in time) and closes them.
+// Stop stops accepting plugins, tells every connected plugin that opted into
+// handover that the runtime is shutting down (each bounded in time) and closes
+// them all.
 //
 // Runtimes call Stop holding locks that their SyncFn and UpdateFn take, so
 // Stop never waits for a call into the runtime (see callback.go): cancelling

@@ -3,6 +3,7 @@ package adaptation
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // Calls into the runtime (SyncFn, UpdateFn) and Stop.
@@ -25,7 +26,8 @@ import (
 // A runtime's callback still blocked when Stop returns finishes whenever the
 // runtime lets it, and then touches nothing of ours.
 
-// callSyncFn calls the runtime's SyncFn with cb, within the rules above.
+// callSyncFn calls the runtime's SyncFn with cb, within the rules above, and
+// never while another call of SyncFn runs (syncFnTurn).
 func (r *Adaptation) callSyncFn(ctx context.Context, cb SyncCB) error {
 	c := &runtimeCall{}
 	guarded := func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
@@ -37,10 +39,79 @@ func (r *Adaptation) callSyncFn(ctx context.Context, cb SyncCB) error {
 		return cb(ctx, pods, ctrs)
 	}
 	_, err := callRuntime(r, c, func() (struct{}, error) {
+		// The turn is taken and given back on the call's own goroutine:
+		// a caller that stops waiting at Stop leaves it held until the
+		// runtime's SyncFn returns, so no second call can start beside
+		// one still running (none can start after Stop anyway).
+		if err := r.syncFnTurn.take(ctx, r.stopBegun()); err != nil {
+			return struct{}{}, err
+		}
+		defer r.syncFnTurn.give()
 		return struct{}{}, r.syncFn(ctx, guarded)
 	})
 	return err
 }
+
+// syncFnTurn lets one call of the runtime's SyncFn run at a time. Upstream
+// v0.12.5 calls SyncFn from Start and then from its one accept loop, holding
+// its sync lock exclusively, so never twice at once; runtimes rely on that
+// (containerd's and CRI-O's SyncFn rewrite their own per-container state).
+// Here two paths call it: a join's commit, which holds the sync gate
+// exclusively (registry.commit), and a takeover's phase 1, which takes the
+// runtime's state beside runtime operations, holding nothing
+// (registry.prepare → snapshot). Without the turn a phase-1 snapshot ran
+// beside a commit and beside another takeover's phase 1.
+//
+// Where the turn sits among the locks (see the package comment): after the
+// sync gate, and before anything the runtime takes inside SyncFn. It is held
+// only across the runtime's SyncFn, taken on the goroutine that calls it and
+// given back when it returns; nothing of ours waits for the gate, the
+// adaptation's mutex or the registry's while holding it (prepare drains the
+// gate before it asks for the state, and the SyncCB only copies the state or
+// synchronizes one plugin over its connection). So a wait for the turn ends
+// when the runtime's SyncFn in progress returns, which is bounded whenever
+// the runtime's own locks are: a commit holding the gate may wait behind a
+// phase-1 snapshot whose SyncFn waits for a runtime lock, and that lock's
+// holder never waits for the gate (containerd, CRI-O: operations take
+// BlockPluginSync before their NRI mutex and container exits take that mutex
+// without the gate; moby releases its lock before BlockPluginSync); a runtime
+// whose lock holder did wait for the gate would deadlock a plain join the
+// same way, with or without the turn. The exception is Stop: runtimes hold
+// the lock their SyncFn takes around Stop, so the call holding the turn may
+// return only after Stop does. Stop does not wait for it (callRuntime stops
+// waiting when Stop begins), and a wait for the turn gives up then too (or
+// when ctx ends), as a wait for the sync gate does, so that no goroutine is
+// left waiting behind a SyncFn the runtime holds.
+type syncFnTurn struct {
+	once    sync.Once
+	ch      chan struct{} // holds a token while a call runs
+	waiting atomic.Int32  // callers waiting for the turn, for tests
+}
+
+func (t *syncFnTurn) init() { t.once.Do(func() { t.ch = make(chan struct{}, 1) }) }
+
+// take waits for the turn, or gives up when ctx is done or stop is closed.
+func (t *syncFnTurn) take(ctx context.Context, stop <-chan struct{}) error {
+	t.init()
+	select {
+	case t.ch <- struct{}{}:
+		return nil
+	default:
+	}
+	t.waiting.Add(1)
+	defer t.waiting.Add(-1)
+	select {
+	case t.ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-stop:
+		return errStopped
+	}
+}
+
+// give hands the turn back.
+func (t *syncFnTurn) give() { <-t.ch }
 
 // callUpdateFn calls the runtime's UpdateFn, within the rules above.
 func (r *Adaptation) callUpdateFn(ctx context.Context, updates []*ContainerUpdate) ([]*ContainerUpdate, error) {

@@ -92,14 +92,17 @@ func (r *Adaptation) acceptConnections(l net.Listener) {
 // admission.
 func (r *Adaptation) serveConn(conn net.Conn) {
 	p := r.newPlugin(kindExternal)
-	if err := r.reg.track(p); err != nil {
-		conn.Close()
-		return
-	}
 	if err := p.connect(conn); err != nil {
 		r.log.Errorf(r.ctx, "failed to set up plugin connection: %v", err)
 		conn.Close()
 		<-p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_PROTOCOL_ERROR, err.Error(), nil)
+		return
+	}
+	// Tracked only once connected: Stop disconnects every tracked plugin,
+	// and reads what connect writes. Reading is blocked until start, so
+	// nothing on the connection can close it before this.
+	if err := r.reg.track(p); err != nil {
+		<-p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, "runtime is shutting down", nil)
 		return
 	}
 	if err := p.start(r.ctx); err != nil {

@@ -326,8 +326,49 @@ func (p *plugin) disconnect(reason api.ShutdownReason, msg string, successor *pl
 	return p.doneC
 }
 
-// notifyShutdown tells the plugin why it is disconnected, bounded by
-// shutdownTimeout.
+// tellsShutdown decides whether disconnecting p for reason sends it the
+// Shutdown RPC first. It is the only place that decides it; disconnect asks
+// it once p is closing, when p's registration (and so whether it opted in)
+// can no longer change.
+//
+// A plugin that opted into handover (handsOver) is told on every disconnect,
+// with the reason: that is part of the feature it asked for. Any other plugin
+// (pre-installed, builtin, external without api.FeatureHandover, or any
+// plugin when the runtime does not offer handover) gets what upstream
+// containerd/nri v0.12.5 gives it, and upstream's pkg/adaptation never calls
+// Plugin.Shutdown: the only call of it in that module is the plugin-side WASM
+// export in pkg/api/api_plugin.pb.go. Upstream's disconnects, by the reason
+// ours gives, and what each does instead of telling the plugin:
+//
+//	RUNTIME_SHUTDOWN        adaptation.go:(*Adaptation).Stop → stopPlugins → plugin.go:(*plugin).stop
+//	                        kills a launched plugin, leaves an external one connected;
+//	                        adaptation.go:startPlugins on a failed Start: (*plugin).stop
+//	REGISTRATION_REJECTED   plugin.go:(*plugin).start, an error on regC (invalid name or index):
+//	                        returns the error, the plugin reads it in RegisterPlugin's reply;
+//	                        plugin.go:(*plugin).start, configure failed: close, stop
+//	TIMEOUT                 plugin.go:(*plugin).start, registration timed out: close, stop;
+//	                        configure timed out: close, stop;
+//	                        plugin.go:handleRequestError and ValidateContainerAdjustment,
+//	                        request timeout (unless KeepConnected): close
+//	SYNCHRONIZATION_FAILED  adaptation.go:acceptPluginConnections, syncFn failed: close;
+//	                        adaptation.go:startPlugins (syncPlugins), synchronize failed: stop
+//	PROTOCOL_ERROR          plugin.go:(*plugin).synchronize, split rounds not handled: close;
+//	                        plugin.go:handleRequestError and ValidateContainerAdjustment,
+//	                        ttrpc.ErrProtocol: close
+//	UNSPECIFIED             plugin.go:handleRequestError, ttrpc.ErrClosed: close;
+//	                        plugin.go:(*plugin).start, connection closed before registering
+//	SUPERSEDED              no counterpart: upstream keeps instances of one name side by side
+//	REMOVED                 no counterpart; never sent by us either
+//
+// So for such a plugin the answer is no, whatever the reason. If a later
+// upstream sends Shutdown somewhere, that reason is answered here, for such
+// plugins, and nowhere else. The reason is a parameter for that.
+func (p *plugin) tellsShutdown(api.ShutdownReason) bool {
+	return p.handsOver()
+}
+
+// notifyShutdown tells the plugin why it is disconnected if tellsShutdown
+// says so, bounded by shutdownTimeout.
 func (p *plugin) notifyShutdown(req *api.ShutdownRequest) {
 	select {
 	case <-p.lostC:
@@ -339,8 +380,10 @@ func (p *plugin) notifyShutdown(req *api.ShutdownRequest) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if _, err := p.svc.Shutdown(ctx, req); err != nil {
-		p.r.log.Debugf(ctx, "plugin %s did not acknowledge shutdown: %v", p.name(), err)
+	if p.tellsShutdown(req.Reason) {
+		if _, err := p.svc.Shutdown(ctx, req); err != nil {
+			p.r.log.Debugf(ctx, "plugin %s did not acknowledge shutdown: %v", p.name(), err)
+		}
 	}
 	if req.Reason == api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED {
 		// The error reply to RegisterPlugin travels on the other service

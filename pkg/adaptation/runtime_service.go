@@ -63,6 +63,10 @@ func (p *plugin) register(req *api.RegisterPluginRequest) error {
 	if err := checkRegistration(req); err != nil {
 		return err
 	}
+	// Recorded before the name is checked: a plugin that opted into
+	// handover is refused with a Shutdown that says why (tellsShutdown),
+	// one that did not only with the error, as upstream.
+	p.features = append([]string(nil), req.GetFeatures()...)
 	if p.kind == kindExternal {
 		if err := api.CheckPluginName(req.GetPluginName()); err != nil {
 			return fmt.Errorf("plugin registered with an invalid name: %w", err)
@@ -78,7 +82,6 @@ func (p *plugin) register(req *api.RegisterPluginRequest) error {
 	p.version = req.GetPluginVersion()
 	p.instance = req.GetInstanceId()
 	p.generation = req.GetGeneration()
-	p.features = append([]string(nil), req.GetFeatures()...)
 	return nil
 }
 

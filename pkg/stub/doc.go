@@ -25,7 +25,9 @@
 //     registered and synchronized. Ready, WaitReady, WithReadyFile and
 //     ReadyzHandler all report the same state.
 //
-//   - Shutdown reasons: the runtime says why it disconnects a plugin.
+//   - Shutdown reasons: the runtime says why it disconnects a plugin that
+//     opted in (WithHandover; any other plugin is disconnected untold, as by
+//     upstream's runtime, and Run returns ErrDisconnected).
 //     ShutdownWithReasonInterface receives the request; Run returns a
 //     *ShutdownError matching ErrSuperseded, ErrRuntimeShutdown, ... with
 //     errors.Is. A superseded stub does not reconnect and Run keeps

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"path/filepath"
+	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -92,6 +94,59 @@ var _ = Describe("Compatibility with upstream containerd/nri v0.12.5", func() {
 		Expect(p.Events()).To(Equal([]string{"RunPodSandbox:pod0", "CreateContainer:ctr0", "StartContainer:ctr0"}))
 	})
 
+	// Differential: the same plugin, which did not opt into handover, is
+	// disconnected for the same cause by a runtime on upstream's adaptation
+	// and by one on ours, and must hear as many Shutdown requests from
+	// either (upstream's adaptation never sends one).
+	DescribeTable("disconnects a plugin that did not opt in as upstream's adaptation does, Shutdown or not",
+		func(spec harness.PluginSpec, requestTimeout time.Duration, cause func(p *harness.Plugin, run func(string) error, stop func())) {
+			withTimeouts(adaptationRegistrationTimeout, requestTimeout)
+			shutdowns := func(on string) int {
+				dir := shortDir()
+				spec := spec
+				spec.Name, spec.Idx, spec.Record = "plain", "10", recordFile(on)
+				var run func(string) error
+				var stop func()
+				if on == "upstream" {
+					up, err := bins.StartUpstreamRuntimeWith(harness.UpstreamRuntimeSpec{
+						Socket: filepath.Join(dir, "nri.sock"), Pods: 1, CtrsPerPod: 1, RequestTimeout: requestTimeout,
+					}, GinkgoWriter)
+					Expect(err).NotTo(HaveOccurred())
+					quit := sync.OnceValue(up.Quit)
+					DeferCleanup(func() { Expect(quit()).To(Succeed()) })
+					spec.Socket = up.Socket
+					run = func(pod string) error { _, err := up.Do("run-pod", pod); return err }
+					stop = func() { Expect(quit()).To(Succeed()) }
+				} else {
+					rt := startRuntime(testruntime.WithDir(dir))
+					spec.Socket = rt.SocketPath()
+					run = func(pod string) error { return rt.RunPod(bg(), testruntime.NewPod(pod)) }
+					stop = rt.Stop
+				}
+				p := startPlugin(spec)
+				cause(p, run, stop)
+				Eventually(func() int { return p.Count(record.Exit) }).Should(Equal(1), "the %s runtime disconnects the plugin", on)
+				return p.Count(record.Shutdown)
+			}
+			Expect(shutdowns("ours")).To(Equal(shutdowns("upstream")))
+		},
+		Entry("runtime stop", harness.PluginSpec{}, requestTimeout, func(p *harness.Plugin, run func(string) error, stop func()) {
+			Eventually(p.Synchronized).Should(BeTrue())
+			Expect(run("pod0")).To(Succeed()) // waits until the plugin is registered, then reaches it
+			Expect(p.Events()).To(Equal([]string{"RunPodSandbox:pod0"}))
+			stop()
+		}),
+		Entry("request timeout", harness.PluginSpec{HangAt: "RunPodSandbox"}, 2*time.Second,
+			func(p *harness.Plugin, run func(string) error, _ func()) {
+				Eventually(p.Synchronized).Should(BeTrue())
+				Expect(run("pod0")).To(Succeed()) // the default policy proceeds without the plugin
+			}),
+		Entry("failed synchronization", harness.PluginSpec{FailAt: "synchronize"}, requestTimeout,
+			func(*harness.Plugin, func(string) error, func()) {}),
+		Entry("failed configuration", harness.PluginSpec{FailAt: "configure"}, requestTimeout,
+			func(*harness.Plugin, func(string) error, func()) {}),
+	)
+
 	Context("with a snapshot larger than one message", func() {
 		It("splits synchronization for a plugin on upstream's stub", func() {
 			rt := startRuntime()
@@ -165,8 +220,8 @@ var _ = Describe("Compatibility with upstream containerd/nri v0.12.5", func() {
 			pid := lines()[0].Pid
 			rt.Stop()
 			Eventually(func() bool { return harness.ProcessGone(pid) }).Should(BeTrue())
-			Expect(lines()).To(ContainElement(HaveField("Ev", record.Shutdown)),
-				"upstream's stub hears the Shutdown (and ignores its reason)")
+			Expect(lines()).NotTo(ContainElement(HaveField("Ev", record.Shutdown)),
+				"a pre-installed plugin never opts into handover, and upstream's adaptation sends no Shutdown")
 		})
 
 		It("is launched by upstream's adaptation from its plugin directory", func() {

@@ -6,7 +6,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/pkg/adaptation"
 	validator "github.com/nri-handover/nri/plugins/default-validator/builtin"
 	"github.com/nri-handover/nri/test/e2e/harness"
@@ -121,15 +120,8 @@ var _ = Describe("Drop-in membership", func() {
 		synced(rt, old)
 		succ := plugin(rt, "up", "10", optIn("succ", 2))
 		Eventually(succ.Active).Should(BeTrue())
-		Eventually(func() []string {
-			var out []string
-			for _, l := range old.Lines() {
-				if l.Ev == record.Shutdown {
-					out = append(out, l.Detail)
-				}
-			}
-			return out
-		}).Should(ContainElement(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED.String()))
+		Eventually(func() int { return old.Count(record.Exit) }).Should(Equal(1), "the superseded plugin is disconnected")
+		Expect(old.Count(record.Shutdown)).To(BeZero(), "as upstream's adaptation, nothing tells a plugin that did not opt in why")
 		Expect(rt.RunPod(bg(), testruntime.NewPod("pod0"))).To(Succeed())
 		Expect(succ.Events()).To(Equal([]string{"RunPodSandbox:pod0"}))
 		Expect(old.Events()).To(BeEmpty())

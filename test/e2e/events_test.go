@@ -74,20 +74,22 @@ var _ = Describe("Runtime shutdown", func() {
 		withTimeouts(adaptationRegistrationTimeout, requestTimeout)
 	})
 
-	It("sends every connected plugin a Shutdown with the runtime-shutdown reason, then disconnects it", func() {
+	It("disconnects every plugin, sending a Shutdown with the runtime-shutdown reason to an opted-in one only", func() {
 		rt := startRuntime()
 		rec := recordFile("shared")
 		a := startPlugin(harness.PluginSpec{Name: "alpha", Idx: "10", Socket: rt.SocketPath(), Record: rec})
-		b := startPlugin(harness.PluginSpec{Name: "bravo", Idx: "20", Socket: rt.SocketPath(), Record: rec})
-		synced(rt, a, b)
+		b := startPlugin(harness.PluginSpec{Name: "bravo", Idx: "20", Socket: rt.SocketPath(), Record: rec, Handover: true})
+		synced(rt, a)
+		Eventually(b.Active).Should(BeTrue())
 
 		rt.Stop()
 		for _, p := range []*harness.Plugin{a, b} {
 			Eventually(p.Done()).Should(BeClosed(), "%s exits once disconnected", p.Name)
-			Expect(p.Lines()).To(ContainElement(And(
-				HaveField("Ev", record.Shutdown),
-				HaveField("Detail", api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN.String()))), p.Name)
 		}
+		Expect(a.Count(record.Shutdown)).To(BeZero(), "upstream's adaptation sends no Shutdown")
+		Expect(b.Lines()).To(ContainElement(And(
+			HaveField("Ev", record.Shutdown),
+			HaveField("Detail", api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN.String()))))
 	})
 })
 
@@ -101,11 +103,11 @@ var _ = Describe("Runtime shutdown during synchronization", func() {
 	// the interrupted synchronization's error path must still report the
 	// runtime's shutdown, not SYNCHRONIZATION_FAILED (it once picked the
 	// reason from the error alone).
-	It("tells a plugin still synchronizing that the runtime shuts down", func() {
+	It("tells an opted-in plugin still synchronizing that the runtime shuts down", func() {
 		rt := startRuntime()
 		p := startPlugin(harness.PluginSpec{
 			Name: "sluggish", Idx: "10", Socket: rt.SocketPath(), Record: recordFile("sluggish"),
-			HangAt: "synchronize",
+			HangAt: "synchronize", Handover: true,
 		})
 		Eventually(func() int { return p.Count(record.Hang) }).Should(Equal(1))
 

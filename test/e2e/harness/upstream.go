@@ -44,6 +44,9 @@ type UpstreamRuntimeSpec struct {
 	Pad        int // annotation bytes per seeded container
 	PluginDir  string
 	ConfDir    string
+	// RequestTimeout, if set, is the adaptation's plugin request timeout
+	// (SetPluginRequestTimeout); upstream's default is 2s.
+	RequestTimeout time.Duration
 }
 
 // StartUpstreamRuntimeWith starts the binary as spec says and waits until it
@@ -56,6 +59,9 @@ func (b *Binaries) StartUpstreamRuntimeWith(spec UpstreamRuntimeSpec, stderr io.
 	}
 	if spec.ConfDir != "" {
 		args = append(args, "-plugin-config-dir", spec.ConfDir)
+	}
+	if spec.RequestTimeout != 0 {
+		args = append(args, "-request-timeout", spec.RequestTimeout.String())
 	}
 	socket := spec.Socket
 	cmd := exec.Command(b.UpstreamRuntime, args...)

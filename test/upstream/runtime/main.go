@@ -10,8 +10,9 @@
 //	start CTR
 //	quit               stops the adaptation and exits
 //
-// Flags seed the state (-pods, -containers-per-pod, -pad) and point the
-// adaptation at pre-installed plugins (-plugin-dir, -plugin-config-dir).
+// Flags seed the state (-pods, -containers-per-pod, -pad), point the
+// adaptation at pre-installed plugins (-plugin-dir, -plugin-config-dir) and
+// set its request timeout (-request-timeout).
 //
 // It imports only upstream's NRI packages, never ours.
 package main
@@ -126,8 +127,12 @@ func main() {
 		pad        = flag.Int("pad", 0, "bytes of annotation per seeded container (to grow the snapshot)")
 		pluginDir  = flag.String("plugin-dir", "", "directory of pre-installed plugins")
 		confDir    = flag.String("plugin-config-dir", "", "directory of pre-installed plugins' configuration")
+		reqTimeout = flag.Duration("request-timeout", 0, "plugin request timeout (0: upstream's default)")
 	)
 	flag.Parse()
+	if *reqTimeout != 0 {
+		nri.SetPluginRequestTimeout(*reqTimeout)
+	}
 
 	out := json.NewEncoder(os.Stdout)
 	fail := func(err error) {
