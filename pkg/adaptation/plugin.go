@@ -411,6 +411,7 @@ func (p *plugin) connectionLost() {
 // teardown closes the transport, stops a launched process and forgets the
 // plugin. It runs once and closes doneC when finished.
 func (p *plugin) teardown() {
+	p.r.at(pointDisconnect)
 	p.teardownOnce.Do(func() {
 		if p.kind != kindBuiltin && p.mux != nil {
 			// Let answers already on their way out (RegisterPlugin's reply

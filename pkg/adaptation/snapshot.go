@@ -36,6 +36,7 @@ func (g *registry) snapshot(ctx context.Context) (*snapshot, error) {
 // runtimeState calls SyncFn and hands the runtime's state to use, which must
 // not keep references to it.
 func (g *registry) runtimeState(ctx context.Context, use func([]*api.PodSandbox, []*api.Container)) error {
+	g.r.at(pointSnapshot)
 	called := false
 	err := g.r.callSyncFn(ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 		called = true
