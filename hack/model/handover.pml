@@ -34,7 +34,12 @@
  * events noted at or after the cursor's next position and moves the cursor
  * past the latest one noted; the switch checks cursor.knows(dispatched).
  *
- * Not modeled: plugins written for upstream taken over by name and index,
+ * Not modeled here (issue 17's models, beside this one, take four of them
+ * up: legacy.pml, plugins written for upstream taken over by name and
+ * index; notice.pml, the role notices with no lock held and a plugin
+ * callback during the ACTIVE notice; drain.pml, an operation in flight
+ * that outlasts the drain; grace.pml, a grace timer that fired against a
+ * reactivation): plugins written for upstream taken over by name and index,
  * builtin and pre-installed plugins (never displaced), instances without
  * delta rounds (their one full Synchronize is committed without the cursor
  * check, so a container exit between it and the switch reaches only the
@@ -43,11 +48,22 @@
  * does here) and objects (each event changes its own object: no event
  * overwrites another's entry), failed CreateContainers, rollout generations
  * and versions (only instance ids), timeouts and hung plugins (an RPC
- * succeeds or the process is dead; drain never times out), and Stop. A
- * container exit is in the runtime's state before it is dispatched, so the
- * documented window of docs/proposal.md "What the journal cannot see" (an
- * exit dispatched just before a cursor opens, stored only after SyncFn
- * answered) is outside the model.
+ * succeeds or the process is dead; drain never times out: drain.pml has
+ * its patience), and Stop. A container exit is in the runtime's state
+ * before it is dispatched, so the documented window of docs/proposal.md
+ * "What the journal cannot see" (an exit dispatched just before a cursor
+ * opens, stored only after SyncFn answered) is outside the model.
+ *
+ * The switch and its notices (swap, then tell) all happen under the
+ * adaptation's lock here: no event is dispatched between the switch and
+ * the successor's first event. Issue 17's design sends the notices with no
+ * lock held, the successor receiving events only from its acknowledgement;
+ * notice.pml checks that window (an exit in it reaches nobody and is in the
+ * successor's delta round, or waits for the acknowledgement; a failed
+ * ACTIVE notice reinstates the old instance), so S2 and S4 below are about
+ * this step, N4 and N5 there about the window. The grace timer fires and
+ * retires the standby in one step (or is stopped first): grace.pml shows
+ * that graceOver's token makes the two steps of Go this one.
  *
  * Safety (assertions; `make model` names each):
  *   S1 no event is handled by two instances;
@@ -78,7 +94,9 @@
  *   BUG_ACTIVE_FIRST     ACTIVE told before SUPERSEDED/STANDBY      -> S6
  *   BUG_NO_SEQ_CHECK     switch without the cursor check
  *                        (cursor.knows(dispatched))                 -> S5
- *   BUG_LATE_ACTIVE      ACTIVE told after the adaptation's lock    -> S4
+ *   BUG_LATE_ACTIVE      ACTIVE told after the adaptation's lock,
+ *                        the successor receiving events from the
+ *                        switch, before its notice                  -> S4
  *   BUG_NO_RESERVE       gate reserved by the reactivation itself,
  *                        not when the loss is noticed               -> S2w
  *   BUG_STANDBY_DISPATCH the standby stays in the dispatch list     -> S1
