@@ -139,7 +139,7 @@ DEMO_FLAGS ?=
 demo: build
 	$(GO) run ./cmd/handover-demo $(DEMO_FLAGS)
 
-# check-standin: the stand-in module hack/containerd-nri (module
+# check-standin: the stand-in module containerd-nri (module
 # github.com/containerd/nri, through which runtimes built for upstream NRI
 # build unchanged on ours) matches our packages and passes its tests, and its
 # go.mod has our go directive and our versions of every module both require
@@ -149,7 +149,7 @@ check-standin:
 	$(GO) run ./hack/standin-gen -check
 	hack/check-standin-mod.sh
 	hack/check-standin-mod-negative.sh
-	cd hack/containerd-nri && GOWORK=off $(GO_TEST) ./...
+	cd containerd-nri && GOWORK=off $(GO_TEST) ./...
 
 # containerd-on-ours builds containerd v2.4.2, unchanged, on this module
 # (test/realcontainerd/build-containerd.sh); a few minutes cold.

@@ -2,7 +2,7 @@
 # check-standin-mod-negative.sh
 #
 # Proves hack/check-standin-mod.sh can fail: on temporary copies of go.mod
-# and hack/containerd-nri/go.mod, untouched copies must pass (so the failures
+# and containerd-nri/go.mod, untouched copies must pass (so the failures
 # below come from the edits) and each edit below must be rejected, naming the
 # culprit. The real go.mod files are never touched.
 set -euo pipefail
@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 
 fresh_copy() {
 	cp go.mod "$work/main.mod"
-	cp hack/containerd-nri/go.mod "$work/standin.mod"
+	cp containerd-nri/go.mod "$work/standin.mod"
 }
 
 # name | edit (a command run in $work) | what the failure output must contain

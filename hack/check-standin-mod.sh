@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-standin-mod.sh [MAIN_GOMOD [STANDIN_GOMOD]]
 #
-# The stand-in module (hack/containerd-nri) is vendored by runtimes in place
+# The stand-in module (containerd-nri) is vendored by runtimes in place
 # of upstream containerd/nri, next to this module. So that it raises neither
 # a runtime's toolchain nor its dependencies beyond what this module asks,
 # and builds offline from this module's module cache, its go.mod must
@@ -9,13 +9,13 @@
 # module both files require at the same version. Modules only one of them
 # requires are not compared.
 #
-# Defaults: go.mod and hack/containerd-nri/go.mod. check-standin-mod-negative.sh
+# Defaults: go.mod and containerd-nri/go.mod. check-standin-mod-negative.sh
 # proves the check fails on altered copies.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 main=${1:-go.mod}
-standin=${2:-hack/containerd-nri/go.mod}
+standin=${2:-containerd-nri/go.mod}
 
 # directives FILE: "go V", "toolchain V" and "require PATH V" lines, from the
 # go command's own formatting of the file (comments and layout normalised).

@@ -1,5 +1,5 @@
 // Command standin-gen writes the forwarding packages of the stand-in module
-// hack/containerd-nri (module github.com/containerd/nri), which lets a
+// containerd-nri (module github.com/containerd/nri), which lets a
 // runtime built for upstream containerd/nri (containerd v2.4.2) build on this
 // module unchanged, through a Go workspace.
 //
@@ -34,7 +34,7 @@ import (
 const (
 	upstreamModule = "github.com/containerd/nri"
 	ourModule      = "github.com/nri-handover/nri"
-	standinDir     = "hack/containerd-nri"
+	standinDir     = "containerd-nri"
 	genFile        = "zz_generated_forward.go"
 )
 

@@ -3,7 +3,7 @@
 #
 # containerd v2.4.2's own source (from `go mod download`, copied out of the
 # read-only module cache) is built in a Go workspace whose other modules are
-# this repository and the stand-in hack/containerd-nri, which declares
+# this repository and the stand-in containerd-nri, which declares
 # `module github.com/containerd/nri`: every import of upstream's NRI then
 # resolves to the stand-in, which forwards to our packages. Not a line of
 # containerd changes, and the script proves it:
@@ -61,7 +61,7 @@ echo "containerd source: $src ($sum, as go.sum)"
 
 step "workspace"
 rm -f "$W/go.work" "$W/go.work.sum"
-(cd "$W" && go work init "$src" "$REPO" "$REPO/hack/containerd-nri")
+(cd "$W" && go work init "$src" "$REPO" "$REPO/containerd-nri")
 cat "$W/go.work"
 
 for cmd in $CMDS; do

@@ -19,4 +19,4 @@ require (
 	google.golang.org/protobuf v1.36.10 // indirect
 )
 
-replace github.com/nri-handover/nri => ../..
+replace github.com/nri-handover/nri => ..
