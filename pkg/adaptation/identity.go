@@ -34,8 +34,8 @@ const (
 // PeerPod is the pod a peer runs in.
 type PeerPod struct {
 	Namespace, Name, UID, ContainerID string
-	TemplateGeneration               int64 // pod-template-generation label, 0 if none
-	Labels                           map[string]string
+	TemplateGeneration                int64 // pod-template-generation label, 0 if none
+	Labels                            map[string]string
 }
 
 // revisionLabels differ between the revisions of one workload and are
