@@ -23,7 +23,7 @@ TEST_TIMEOUT ?= 10m
 GO_TEST      ?= $(GO) test $(RACE) -timeout $(TEST_TIMEOUT)
 
 .PHONY: all build generate verify-generate check-generate-negative check-wire check-deps test test-go test-unit \
-	test-integration vet bench soak fuzz demo e2e-containerd check-standin containerd-on-ours e2e-surge upstream-suite tools clean FORCE
+	test-integration vet bench soak fuzz demo e2e-containerd e2e-kubernetes check-standin containerd-on-ours e2e-surge upstream-suite tools clean FORCE
 
 all: build
 
@@ -171,6 +171,12 @@ e2e-surge:
 # about 9 minutes cold, 1 warm; CI runs it after make test.
 e2e-containerd:
 	test/realcontainerd/e2e.sh
+
+# e2e-kubernetes (issue 19): a real single-node cluster (k8s v1.37.2 built
+# from test/realkube/k8s, a module of its own, cached) over containerd built on
+# our NRI, with deploy/daemonset.yaml applied. Needs root; skips otherwise.
+e2e-kubernetes:
+	timeout -k 60 2700 test/realkube/run.sh
 
 # check-deploy: deploy/daemonset.yaml decodes strictly into k8s.io/api types
 # and has every property a surging rollout needs (deploy/daemonset_test.go).
