@@ -261,7 +261,7 @@ impostors() {
 	host_plugin "host-$n" "impostor-host-$n" "$MAXGEN" 9.9.$n
 	impostor "host-$n" "$m" "$inc" "instance impostor-host-$n|outside any pod"
 	expect "host-$n: containerd's log says it is outside any pod" \
-		bash -c "tail -n +$((m + 1)) '$R/containerd.log' | grep -E 'impostor-host-$n' | grep -q 'outside any pod'"
+		bash -c "tail -n +$((m + 1)) '$R/containerd.log' | grep -E '50-annotator|impostor-host-$n' | grep -q 'outside any pod'"
 	still_serving "$ACTIVE"
 
 	m=$(mark)
