@@ -318,7 +318,7 @@ line=$(since "$m" | grep -E 'takes over' | grep -E "$(podref kube-system nri-ann
 expect "containerd's takeover line names both pods: ${line:+$(sed -E 's/^.*msg="//; s/" *$//' <<<"$line" | cut -c1-300)}" [ -n "$line" ]
 expect "v1: told to stand by for v2, released the state file" \
 	wait_for 10 has v1 "msg=\"released the state file\" .* why=\"standby: ${STAMP[v2]} took over\"\$"
-expect "v1: then told it is superseded by v2" wait_for 10 has v1 "runtime shuts the plugin down: .*superseded.*successor version \"2\.0\.0\", instance \"${STAMP[v2]#*/}\""
+expect "v1: then told it is superseded by v2" wait_for 10 has v1 "runtime shuts the plugin down: .*superseded.*successor version [^ ]*2\.0\.0[^ ]*, instance [^ ]*${STAMP[v2]#*/}[^ ]*, generation 2"
 
 not_ready() { ! ready "$1"; }
 expect "v1: ready file gone" wait_for 10 not_ready v1
