@@ -9,7 +9,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mod=$here/k8s
-KUBE_VERSION=$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$mod/go.mod")
+KUBE_VERSION=$(awk '($1=="require" && $2=="k8s.io/kubernetes") {print $3} ($1=="k8s.io/kubernetes") {print $2}' "$mod/go.mod")
 KUBE_CACHE=${KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nri-handover/kube}
 out=${KUBE_BIN:-$KUBE_CACHE/$KUBE_VERSION-$(sha256sum "$mod/go.sum" | cut -c1-12)}
 bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl etcd)
