@@ -79,10 +79,7 @@ cleanup() {
 	local p l
 	# The pods' logs go with the pods: keep a copy (CRI prefix removed).
 	for l in "${!CID[@]}"; do text "$l" >"$R/$l.log.txt"; done
-	for p in "${HOSTPID[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${HOSTPID[@]}"; do
-		wait_for 5 bash -c "! kill -0 $p 2>/dev/null" || kill -KILL "$p" 2>/dev/null
-	done
+	stop_pids "${HOSTPID[@]}"
 	cleanup_runtime
 }
 trap cleanup EXIT

@@ -284,3 +284,14 @@ run_pod() {
 	cri start "$CTR_ID" >/dev/null
 }
 
+
+# stop_pids ends the processes a script started: TERM to each, then KILL to
+# any still alive after 5 s.
+stop_pids() {
+	local p
+	for p in "$@"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "$@"; do
+		wait_for 5 bash -c "! kill -0 $p 2>/dev/null" || kill -KILL "$p" 2>/dev/null
+	done
+	return 0
+}

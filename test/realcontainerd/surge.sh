@@ -80,11 +80,7 @@ cleanup() {
 	set +e
 	[ -n "$LOOP_PID" ] && kill "$LOOP_PID" 2>/dev/null
 	[ -n "$WATCH_PID" ] && kill "$WATCH_PID" 2>/dev/null
-	local p
-	for p in "${PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${PID[@]}"; do
-		wait_for 5 bash -c "! kill -0 $p 2>/dev/null" || kill -KILL "$p" 2>/dev/null
-	done
+	stop_pids "${PID[@]}"
 	cleanup_runtime
 }
 trap cleanup EXIT
