@@ -4,6 +4,8 @@
 #      which embeds upstream NRI;
 #   C. surge.sh: containerd v2.4.2 built unchanged on this module
 #      (build-containerd.sh), handover with real pods, steps 1-7;
+#   V. vendor.sh: the README's replace + vendor recipe on containerd's own
+#      source: built with -mod=vendor, nothing but go.mod/go.sum/vendor changed;
 #   D. identity.sh: on the same containerd build, the sample plugin as the
 #      container of a crictl pod: a rollout to a newer pod of its workload
 #      takes over, impostors (a root host process, pods of another namespace,
@@ -17,7 +19,7 @@
 # about 7 minutes for the slower one); on timeout it gets SIGTERM, and its
 # EXIT trap cleans up.
 #
-# Usage: [RA=/tmp/nrc] [RC=/tmp/nrh] [RD=/tmp/nrd] [BOUND=1500] test/realcontainerd/e2e.sh
+# Usage: [RA=/tmp/nrc] [RC=/tmp/nrh] [RV=/tmp/nrv] [RD=/tmp/nrd] [BOUND=1500] test/realcontainerd/e2e.sh
 set -uo pipefail
 BOUND=${BOUND:-1500}
 
@@ -40,6 +42,7 @@ run() {
 }
 run "A: our plugins on stock containerd $(printf '(R=%s)' "${RA:-/tmp/nrc}")" env R="${RA:-/tmp/nrc}" "$DIR/run.sh"
 run "C: containerd built on our NRI, handover with real pods $(printf '(R=%s)' "${RC:-/tmp/nrh}")" env R="${RC:-/tmp/nrh}" "$DIR/surge.sh"
+run "V: containerd vendored on our NRI $(printf '(R=%s)' "${RV:-/tmp/nrv}")" env R="${RV:-/tmp/nrv}" "$DIR/vendor.sh"
 # D uses C's containerd (RC/ours/bin) when C built it, or builds its own.
 # It runs only with E2E_IDENTITY=1 until the identity policy is wired into
 # admission: today the uid rule admits any root impostor and D's impostor
