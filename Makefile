@@ -172,8 +172,9 @@ e2e-identity:
 
 # e2e-containerd runs the real-containerd suites (test/realcontainerd/e2e.sh):
 # pkg/stub plugins against stock containerd v2.4.2 (run.sh, part A) and
-# containerd built unchanged on this module (surge.sh, part C; identity.sh,
-# part D). Needs root,
+# containerd built unchanged on this module (surge.sh, part C; vendor.sh,
+# part V; identity.sh, part D: impostors refused, the pod rollout taken
+# over). Needs root,
 # Debian's packages and the Go module proxy (skips with a message otherwise);
 # about 9 minutes cold, 1 warm; CI runs it after make test.
 e2e-containerd:

@@ -862,7 +862,7 @@ func (x SecurityProfile_ProfileType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SecurityProfile_ProfileType.Descriptor instead.
 func (SecurityProfile_ProfileType) EnumDescriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{61, 0}
+	return file_api_proto_rawDescGZIP(), []int{62, 0}
 }
 
 // RegisterPluginRequest introduces a plugin to the runtime.
@@ -1476,9 +1476,15 @@ type Takeover struct {
 	PredecessorGeneration uint64                 `protobuf:"varint,3,opt,name=predecessor_generation,json=predecessorGeneration,proto3" json:"predecessor_generation,omitempty"`
 	// Set when this instance is being reactivated after its successor went
 	// away during the standby grace period.
-	Reactivation  bool `protobuf:"varint,4,opt,name=reactivation,proto3" json:"reactivation,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Reactivation bool `protobuf:"varint,4,opt,name=reactivation,proto3" json:"reactivation,omitempty"`
+	// The predecessor's pod, as the runtime verified it from the predecessor's
+	// connection (its process's cgroup and the pod the runtime created there),
+	// not as the predecessor declared it. Unset when the runtime did not place
+	// the predecessor in a pod (a process outside any pod, or the workload rule
+	// off).
+	PredecessorPod *PodIdentity `protobuf:"bytes,5,opt,name=predecessor_pod,json=predecessorPod,proto3" json:"predecessor_pod,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Takeover) Reset() {
@@ -1539,6 +1545,84 @@ func (x *Takeover) GetReactivation() bool {
 	return false
 }
 
+func (x *Takeover) GetPredecessorPod() *PodIdentity {
+	if x != nil {
+		return x.PredecessorPod
+	}
+	return nil
+}
+
+// PodIdentity names the pod a plugin instance's process runs in.
+type PodIdentity struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name      string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Uid       string                 `protobuf:"bytes,3,opt,name=uid,proto3" json:"uid,omitempty"`
+	// The pod's pod-template-generation label (a DaemonSet's rollout
+	// generation), 0 if it has none.
+	TemplateGeneration int64 `protobuf:"varint,4,opt,name=template_generation,json=templateGeneration,proto3" json:"template_generation,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *PodIdentity) Reset() {
+	*x = PodIdentity{}
+	mi := &file_api_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodIdentity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodIdentity) ProtoMessage() {}
+
+func (x *PodIdentity) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodIdentity.ProtoReflect.Descriptor instead.
+func (*PodIdentity) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *PodIdentity) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *PodIdentity) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PodIdentity) GetUid() string {
+	if x != nil {
+		return x.Uid
+	}
+	return ""
+}
+
+func (x *PodIdentity) GetTemplateGeneration() int64 {
+	if x != nil {
+		return x.TemplateGeneration
+	}
+	return 0
+}
+
 // ShutdownRequest is the last thing the runtime says before it closes a
 // plugin's connection.
 type ShutdownRequest struct {
@@ -1556,7 +1640,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1652,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1665,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ShutdownRequest) GetReason() ShutdownReason {
@@ -1635,7 +1719,7 @@ type RoleChangeRequest struct {
 
 func (x *RoleChangeRequest) Reset() {
 	*x = RoleChangeRequest{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1731,7 @@ func (x *RoleChangeRequest) String() string {
 func (*RoleChangeRequest) ProtoMessage() {}
 
 func (x *RoleChangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1744,7 @@ func (x *RoleChangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoleChangeRequest.ProtoReflect.Descriptor instead.
 func (*RoleChangeRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RoleChangeRequest) GetRole() PluginRole {
@@ -1708,7 +1792,7 @@ type SynchronizeResponse struct {
 
 func (x *SynchronizeResponse) Reset() {
 	*x = SynchronizeResponse{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1720,7 +1804,7 @@ func (x *SynchronizeResponse) String() string {
 func (*SynchronizeResponse) ProtoMessage() {}
 
 func (x *SynchronizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1733,7 +1817,7 @@ func (x *SynchronizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SynchronizeResponse.ProtoReflect.Descriptor instead.
 func (*SynchronizeResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SynchronizeResponse) GetUpdate() []*ContainerUpdate {
@@ -1759,7 +1843,7 @@ type RunPodSandboxRequest struct {
 
 func (x *RunPodSandboxRequest) Reset() {
 	*x = RunPodSandboxRequest{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1855,7 @@ func (x *RunPodSandboxRequest) String() string {
 func (*RunPodSandboxRequest) ProtoMessage() {}
 
 func (x *RunPodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1868,7 @@ func (x *RunPodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*RunPodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RunPodSandboxRequest) GetPod() *PodSandbox {
@@ -1802,7 +1886,7 @@ type RunPodSandboxResponse struct {
 
 func (x *RunPodSandboxResponse) Reset() {
 	*x = RunPodSandboxResponse{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1814,7 +1898,7 @@ func (x *RunPodSandboxResponse) String() string {
 func (*RunPodSandboxResponse) ProtoMessage() {}
 
 func (x *RunPodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1827,7 +1911,7 @@ func (x *RunPodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunPodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RunPodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 type UpdatePodSandboxRequest struct {
@@ -1841,7 +1925,7 @@ type UpdatePodSandboxRequest struct {
 
 func (x *UpdatePodSandboxRequest) Reset() {
 	*x = UpdatePodSandboxRequest{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1853,7 +1937,7 @@ func (x *UpdatePodSandboxRequest) String() string {
 func (*UpdatePodSandboxRequest) ProtoMessage() {}
 
 func (x *UpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +1950,7 @@ func (x *UpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UpdatePodSandboxRequest) GetPod() *PodSandbox {
@@ -1898,7 +1982,7 @@ type UpdatePodSandboxResponse struct {
 
 func (x *UpdatePodSandboxResponse) Reset() {
 	*x = UpdatePodSandboxResponse{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +1994,7 @@ func (x *UpdatePodSandboxResponse) String() string {
 func (*UpdatePodSandboxResponse) ProtoMessage() {}
 
 func (x *UpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2007,7 @@ func (x *UpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 type PostUpdatePodSandboxRequest struct {
@@ -1935,7 +2019,7 @@ type PostUpdatePodSandboxRequest struct {
 
 func (x *PostUpdatePodSandboxRequest) Reset() {
 	*x = PostUpdatePodSandboxRequest{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2031,7 @@ func (x *PostUpdatePodSandboxRequest) String() string {
 func (*PostUpdatePodSandboxRequest) ProtoMessage() {}
 
 func (x *PostUpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2044,7 @@ func (x *PostUpdatePodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdatePodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*PostUpdatePodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PostUpdatePodSandboxRequest) GetPod() *PodSandbox {
@@ -1978,7 +2062,7 @@ type PostUpdatePodSandboxResponse struct {
 
 func (x *PostUpdatePodSandboxResponse) Reset() {
 	*x = PostUpdatePodSandboxResponse{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2074,7 @@ func (x *PostUpdatePodSandboxResponse) String() string {
 func (*PostUpdatePodSandboxResponse) ProtoMessage() {}
 
 func (x *PostUpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2087,7 @@ func (x *PostUpdatePodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdatePodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*PostUpdatePodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 type StopPodSandboxRequest struct {
@@ -2015,7 +2099,7 @@ type StopPodSandboxRequest struct {
 
 func (x *StopPodSandboxRequest) Reset() {
 	*x = StopPodSandboxRequest{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2111,7 @@ func (x *StopPodSandboxRequest) String() string {
 func (*StopPodSandboxRequest) ProtoMessage() {}
 
 func (x *StopPodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2124,7 @@ func (x *StopPodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*StopPodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StopPodSandboxRequest) GetPod() *PodSandbox {
@@ -2058,7 +2142,7 @@ type StopPodSandboxResponse struct {
 
 func (x *StopPodSandboxResponse) Reset() {
 	*x = StopPodSandboxResponse{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2070,7 +2154,7 @@ func (x *StopPodSandboxResponse) String() string {
 func (*StopPodSandboxResponse) ProtoMessage() {}
 
 func (x *StopPodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2083,7 +2167,7 @@ func (x *StopPodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopPodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*StopPodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 type RemovePodSandboxRequest struct {
@@ -2095,7 +2179,7 @@ type RemovePodSandboxRequest struct {
 
 func (x *RemovePodSandboxRequest) Reset() {
 	*x = RemovePodSandboxRequest{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2191,7 @@ func (x *RemovePodSandboxRequest) String() string {
 func (*RemovePodSandboxRequest) ProtoMessage() {}
 
 func (x *RemovePodSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2204,7 @@ func (x *RemovePodSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovePodSandboxRequest.ProtoReflect.Descriptor instead.
 func (*RemovePodSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RemovePodSandboxRequest) GetPod() *PodSandbox {
@@ -2138,7 +2222,7 @@ type RemovePodSandboxResponse struct {
 
 func (x *RemovePodSandboxResponse) Reset() {
 	*x = RemovePodSandboxResponse{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2234,7 @@ func (x *RemovePodSandboxResponse) String() string {
 func (*RemovePodSandboxResponse) ProtoMessage() {}
 
 func (x *RemovePodSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2247,7 @@ func (x *RemovePodSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovePodSandboxResponse.ProtoReflect.Descriptor instead.
 func (*RemovePodSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 type CreateContainerRequest struct {
@@ -2176,7 +2260,7 @@ type CreateContainerRequest struct {
 
 func (x *CreateContainerRequest) Reset() {
 	*x = CreateContainerRequest{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2272,7 @@ func (x *CreateContainerRequest) String() string {
 func (*CreateContainerRequest) ProtoMessage() {}
 
 func (x *CreateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2285,7 @@ func (x *CreateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerRequest.ProtoReflect.Descriptor instead.
 func (*CreateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CreateContainerRequest) GetPod() *PodSandbox {
@@ -2229,7 +2313,7 @@ type CreateContainerResponse struct {
 
 func (x *CreateContainerResponse) Reset() {
 	*x = CreateContainerResponse{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2325,7 @@ func (x *CreateContainerResponse) String() string {
 func (*CreateContainerResponse) ProtoMessage() {}
 
 func (x *CreateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2338,7 @@ func (x *CreateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContainerResponse.ProtoReflect.Descriptor instead.
 func (*CreateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CreateContainerResponse) GetAdjust() *ContainerAdjustment {
@@ -2288,7 +2372,7 @@ type PostCreateContainerRequest struct {
 
 func (x *PostCreateContainerRequest) Reset() {
 	*x = PostCreateContainerRequest{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2300,7 +2384,7 @@ func (x *PostCreateContainerRequest) String() string {
 func (*PostCreateContainerRequest) ProtoMessage() {}
 
 func (x *PostCreateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2313,7 +2397,7 @@ func (x *PostCreateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostCreateContainerRequest.ProtoReflect.Descriptor instead.
 func (*PostCreateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PostCreateContainerRequest) GetPod() *PodSandbox {
@@ -2338,7 +2422,7 @@ type PostCreateContainerResponse struct {
 
 func (x *PostCreateContainerResponse) Reset() {
 	*x = PostCreateContainerResponse{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2350,7 +2434,7 @@ func (x *PostCreateContainerResponse) String() string {
 func (*PostCreateContainerResponse) ProtoMessage() {}
 
 func (x *PostCreateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2363,7 +2447,7 @@ func (x *PostCreateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostCreateContainerResponse.ProtoReflect.Descriptor instead.
 func (*PostCreateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 type StartContainerRequest struct {
@@ -2376,7 +2460,7 @@ type StartContainerRequest struct {
 
 func (x *StartContainerRequest) Reset() {
 	*x = StartContainerRequest{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2388,7 +2472,7 @@ func (x *StartContainerRequest) String() string {
 func (*StartContainerRequest) ProtoMessage() {}
 
 func (x *StartContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2401,7 +2485,7 @@ func (x *StartContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequest.ProtoReflect.Descriptor instead.
 func (*StartContainerRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StartContainerRequest) GetPod() *PodSandbox {
@@ -2426,7 +2510,7 @@ type StartContainerResponse struct {
 
 func (x *StartContainerResponse) Reset() {
 	*x = StartContainerResponse{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2522,7 @@ func (x *StartContainerResponse) String() string {
 func (*StartContainerResponse) ProtoMessage() {}
 
 func (x *StartContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2535,7 @@ func (x *StartContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerResponse.ProtoReflect.Descriptor instead.
 func (*StartContainerResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 type PostStartContainerRequest struct {
@@ -2464,7 +2548,7 @@ type PostStartContainerRequest struct {
 
 func (x *PostStartContainerRequest) Reset() {
 	*x = PostStartContainerRequest{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2476,7 +2560,7 @@ func (x *PostStartContainerRequest) String() string {
 func (*PostStartContainerRequest) ProtoMessage() {}
 
 func (x *PostStartContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2489,7 +2573,7 @@ func (x *PostStartContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostStartContainerRequest.ProtoReflect.Descriptor instead.
 func (*PostStartContainerRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PostStartContainerRequest) GetPod() *PodSandbox {
@@ -2514,7 +2598,7 @@ type PostStartContainerResponse struct {
 
 func (x *PostStartContainerResponse) Reset() {
 	*x = PostStartContainerResponse{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2526,7 +2610,7 @@ func (x *PostStartContainerResponse) String() string {
 func (*PostStartContainerResponse) ProtoMessage() {}
 
 func (x *PostStartContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2539,7 +2623,7 @@ func (x *PostStartContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostStartContainerResponse.ProtoReflect.Descriptor instead.
 func (*PostStartContainerResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 type UpdateContainerRequest struct {
@@ -2553,7 +2637,7 @@ type UpdateContainerRequest struct {
 
 func (x *UpdateContainerRequest) Reset() {
 	*x = UpdateContainerRequest{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2649,7 @@ func (x *UpdateContainerRequest) String() string {
 func (*UpdateContainerRequest) ProtoMessage() {}
 
 func (x *UpdateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2662,7 @@ func (x *UpdateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerRequest.ProtoReflect.Descriptor instead.
 func (*UpdateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UpdateContainerRequest) GetPod() *PodSandbox {
@@ -2612,7 +2696,7 @@ type UpdateContainerResponse struct {
 
 func (x *UpdateContainerResponse) Reset() {
 	*x = UpdateContainerResponse{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2624,7 +2708,7 @@ func (x *UpdateContainerResponse) String() string {
 func (*UpdateContainerResponse) ProtoMessage() {}
 
 func (x *UpdateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2637,7 +2721,7 @@ func (x *UpdateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerResponse.ProtoReflect.Descriptor instead.
 func (*UpdateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UpdateContainerResponse) GetUpdate() []*ContainerUpdate {
@@ -2664,7 +2748,7 @@ type PostUpdateContainerRequest struct {
 
 func (x *PostUpdateContainerRequest) Reset() {
 	*x = PostUpdateContainerRequest{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2676,7 +2760,7 @@ func (x *PostUpdateContainerRequest) String() string {
 func (*PostUpdateContainerRequest) ProtoMessage() {}
 
 func (x *PostUpdateContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2689,7 +2773,7 @@ func (x *PostUpdateContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdateContainerRequest.ProtoReflect.Descriptor instead.
 func (*PostUpdateContainerRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PostUpdateContainerRequest) GetPod() *PodSandbox {
@@ -2714,7 +2798,7 @@ type PostUpdateContainerResponse struct {
 
 func (x *PostUpdateContainerResponse) Reset() {
 	*x = PostUpdateContainerResponse{}
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2726,7 +2810,7 @@ func (x *PostUpdateContainerResponse) String() string {
 func (*PostUpdateContainerResponse) ProtoMessage() {}
 
 func (x *PostUpdateContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2739,7 +2823,7 @@ func (x *PostUpdateContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostUpdateContainerResponse.ProtoReflect.Descriptor instead.
 func (*PostUpdateContainerResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 type StopContainerRequest struct {
@@ -2752,7 +2836,7 @@ type StopContainerRequest struct {
 
 func (x *StopContainerRequest) Reset() {
 	*x = StopContainerRequest{}
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2764,7 +2848,7 @@ func (x *StopContainerRequest) String() string {
 func (*StopContainerRequest) ProtoMessage() {}
 
 func (x *StopContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2777,7 +2861,7 @@ func (x *StopContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerRequest.ProtoReflect.Descriptor instead.
 func (*StopContainerRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StopContainerRequest) GetPod() *PodSandbox {
@@ -2803,7 +2887,7 @@ type StopContainerResponse struct {
 
 func (x *StopContainerResponse) Reset() {
 	*x = StopContainerResponse{}
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +2899,7 @@ func (x *StopContainerResponse) String() string {
 func (*StopContainerResponse) ProtoMessage() {}
 
 func (x *StopContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +2912,7 @@ func (x *StopContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerResponse.ProtoReflect.Descriptor instead.
 func (*StopContainerResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StopContainerResponse) GetUpdate() []*ContainerUpdate {
@@ -2848,7 +2932,7 @@ type RemoveContainerRequest struct {
 
 func (x *RemoveContainerRequest) Reset() {
 	*x = RemoveContainerRequest{}
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2860,7 +2944,7 @@ func (x *RemoveContainerRequest) String() string {
 func (*RemoveContainerRequest) ProtoMessage() {}
 
 func (x *RemoveContainerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2873,7 +2957,7 @@ func (x *RemoveContainerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveContainerRequest.ProtoReflect.Descriptor instead.
 func (*RemoveContainerRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RemoveContainerRequest) GetPod() *PodSandbox {
@@ -2898,7 +2982,7 @@ type RemoveContainerResponse struct {
 
 func (x *RemoveContainerResponse) Reset() {
 	*x = RemoveContainerResponse{}
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2910,7 +2994,7 @@ func (x *RemoveContainerResponse) String() string {
 func (*RemoveContainerResponse) ProtoMessage() {}
 
 func (x *RemoveContainerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2923,7 +3007,7 @@ func (x *RemoveContainerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveContainerResponse.ProtoReflect.Descriptor instead.
 func (*RemoveContainerResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 type StateChangeEvent struct {
@@ -2937,7 +3021,7 @@ type StateChangeEvent struct {
 
 func (x *StateChangeEvent) Reset() {
 	*x = StateChangeEvent{}
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2949,7 +3033,7 @@ func (x *StateChangeEvent) String() string {
 func (*StateChangeEvent) ProtoMessage() {}
 
 func (x *StateChangeEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2962,7 +3046,7 @@ func (x *StateChangeEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChangeEvent.ProtoReflect.Descriptor instead.
 func (*StateChangeEvent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StateChangeEvent) GetEvent() Event {
@@ -3000,7 +3084,7 @@ type ValidateContainerAdjustmentRequest struct {
 
 func (x *ValidateContainerAdjustmentRequest) Reset() {
 	*x = ValidateContainerAdjustmentRequest{}
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3096,7 @@ func (x *ValidateContainerAdjustmentRequest) String() string {
 func (*ValidateContainerAdjustmentRequest) ProtoMessage() {}
 
 func (x *ValidateContainerAdjustmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +3109,7 @@ func (x *ValidateContainerAdjustmentRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ValidateContainerAdjustmentRequest.ProtoReflect.Descriptor instead.
 func (*ValidateContainerAdjustmentRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{40}
+	return file_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ValidateContainerAdjustmentRequest) GetPod() *PodSandbox {
@@ -3080,7 +3164,7 @@ type PluginInstance struct {
 
 func (x *PluginInstance) Reset() {
 	*x = PluginInstance{}
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3092,7 +3176,7 @@ func (x *PluginInstance) String() string {
 func (*PluginInstance) ProtoMessage() {}
 
 func (x *PluginInstance) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3105,7 +3189,7 @@ func (x *PluginInstance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInstance.ProtoReflect.Descriptor instead.
 func (*PluginInstance) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{41}
+	return file_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PluginInstance) GetName() string {
@@ -3132,7 +3216,7 @@ type ValidateContainerAdjustmentResponse struct {
 
 func (x *ValidateContainerAdjustmentResponse) Reset() {
 	*x = ValidateContainerAdjustmentResponse{}
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3144,7 +3228,7 @@ func (x *ValidateContainerAdjustmentResponse) String() string {
 func (*ValidateContainerAdjustmentResponse) ProtoMessage() {}
 
 func (x *ValidateContainerAdjustmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3157,7 +3241,7 @@ func (x *ValidateContainerAdjustmentResponse) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ValidateContainerAdjustmentResponse.ProtoReflect.Descriptor instead.
 func (*ValidateContainerAdjustmentResponse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{42}
+	return file_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ValidateContainerAdjustmentResponse) GetReject() bool {
@@ -3182,7 +3266,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3278,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3291,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{43}
+	return file_api_proto_rawDescGZIP(), []int{44}
 }
 
 type PodSandbox struct {
@@ -3228,7 +3312,7 @@ type PodSandbox struct {
 
 func (x *PodSandbox) Reset() {
 	*x = PodSandbox{}
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3240,7 +3324,7 @@ func (x *PodSandbox) String() string {
 func (*PodSandbox) ProtoMessage() {}
 
 func (x *PodSandbox) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3253,7 +3337,7 @@ func (x *PodSandbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSandbox.ProtoReflect.Descriptor instead.
 func (*PodSandbox) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{44}
+	return file_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PodSandbox) GetId() string {
@@ -3340,7 +3424,7 @@ type LinuxPodSandbox struct {
 
 func (x *LinuxPodSandbox) Reset() {
 	*x = LinuxPodSandbox{}
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3352,7 +3436,7 @@ func (x *LinuxPodSandbox) String() string {
 func (*LinuxPodSandbox) ProtoMessage() {}
 
 func (x *LinuxPodSandbox) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3365,7 +3449,7 @@ func (x *LinuxPodSandbox) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxPodSandbox.ProtoReflect.Descriptor instead.
 func (*LinuxPodSandbox) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LinuxPodSandbox) GetPodOverhead() *LinuxResources {
@@ -3440,7 +3524,7 @@ type Container struct {
 
 func (x *Container) Reset() {
 	*x = Container{}
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3452,7 +3536,7 @@ func (x *Container) String() string {
 func (*Container) ProtoMessage() {}
 
 func (x *Container) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3465,7 +3549,7 @@ func (x *Container) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Container.ProtoReflect.Descriptor instead.
 func (*Container) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Container) GetId() string {
@@ -3633,7 +3717,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3645,7 +3729,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3658,7 +3742,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Image) GetName() string {
@@ -3694,7 +3778,7 @@ type Mount struct {
 
 func (x *Mount) Reset() {
 	*x = Mount{}
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3706,7 +3790,7 @@ func (x *Mount) String() string {
 func (*Mount) ProtoMessage() {}
 
 func (x *Mount) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3719,7 +3803,7 @@ func (x *Mount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mount.ProtoReflect.Descriptor instead.
 func (*Mount) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{48}
+	return file_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Mount) GetDestination() string {
@@ -3764,7 +3848,7 @@ type Hooks struct {
 
 func (x *Hooks) Reset() {
 	*x = Hooks{}
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3776,7 +3860,7 @@ func (x *Hooks) String() string {
 func (*Hooks) ProtoMessage() {}
 
 func (x *Hooks) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3789,7 +3873,7 @@ func (x *Hooks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hooks.ProtoReflect.Descriptor instead.
 func (*Hooks) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{49}
+	return file_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Hooks) GetPrestart() []*Hook {
@@ -3846,7 +3930,7 @@ type Hook struct {
 
 func (x *Hook) Reset() {
 	*x = Hook{}
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3858,7 +3942,7 @@ func (x *Hook) String() string {
 func (*Hook) ProtoMessage() {}
 
 func (x *Hook) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3871,7 +3955,7 @@ func (x *Hook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hook.ProtoReflect.Descriptor instead.
 func (*Hook) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{50}
+	return file_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Hook) GetPath() string {
@@ -3922,7 +4006,7 @@ type LinuxContainer struct {
 
 func (x *LinuxContainer) Reset() {
 	*x = LinuxContainer{}
-	mi := &file_api_proto_msgTypes[51]
+	mi := &file_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3934,7 +4018,7 @@ func (x *LinuxContainer) String() string {
 func (*LinuxContainer) ProtoMessage() {}
 
 func (x *LinuxContainer) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[51]
+	mi := &file_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3947,7 +4031,7 @@ func (x *LinuxContainer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxContainer.ProtoReflect.Descriptor instead.
 func (*LinuxContainer) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{51}
+	return file_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LinuxContainer) GetNamespaces() []*LinuxNamespace {
@@ -4044,7 +4128,7 @@ type LinuxNamespace struct {
 
 func (x *LinuxNamespace) Reset() {
 	*x = LinuxNamespace{}
-	mi := &file_api_proto_msgTypes[52]
+	mi := &file_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4056,7 +4140,7 @@ func (x *LinuxNamespace) String() string {
 func (*LinuxNamespace) ProtoMessage() {}
 
 func (x *LinuxNamespace) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[52]
+	mi := &file_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4069,7 +4153,7 @@ func (x *LinuxNamespace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxNamespace.ProtoReflect.Descriptor instead.
 func (*LinuxNamespace) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{52}
+	return file_api_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LinuxNamespace) GetType() string {
@@ -4101,7 +4185,7 @@ type LinuxDevice struct {
 
 func (x *LinuxDevice) Reset() {
 	*x = LinuxDevice{}
-	mi := &file_api_proto_msgTypes[53]
+	mi := &file_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4113,7 +4197,7 @@ func (x *LinuxDevice) String() string {
 func (*LinuxDevice) ProtoMessage() {}
 
 func (x *LinuxDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[53]
+	mi := &file_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4126,7 +4210,7 @@ func (x *LinuxDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxDevice.ProtoReflect.Descriptor instead.
 func (*LinuxDevice) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{53}
+	return file_api_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LinuxDevice) GetPath() string {
@@ -4191,7 +4275,7 @@ type LinuxDeviceCgroup struct {
 
 func (x *LinuxDeviceCgroup) Reset() {
 	*x = LinuxDeviceCgroup{}
-	mi := &file_api_proto_msgTypes[54]
+	mi := &file_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4203,7 +4287,7 @@ func (x *LinuxDeviceCgroup) String() string {
 func (*LinuxDeviceCgroup) ProtoMessage() {}
 
 func (x *LinuxDeviceCgroup) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[54]
+	mi := &file_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4216,7 +4300,7 @@ func (x *LinuxDeviceCgroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxDeviceCgroup.ProtoReflect.Descriptor instead.
 func (*LinuxDeviceCgroup) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{54}
+	return file_api_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *LinuxDeviceCgroup) GetAllow() bool {
@@ -4263,7 +4347,7 @@ type CDIDevice struct {
 
 func (x *CDIDevice) Reset() {
 	*x = CDIDevice{}
-	mi := &file_api_proto_msgTypes[55]
+	mi := &file_api_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4275,7 +4359,7 @@ func (x *CDIDevice) String() string {
 func (*CDIDevice) ProtoMessage() {}
 
 func (x *CDIDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[55]
+	mi := &file_api_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4288,7 +4372,7 @@ func (x *CDIDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CDIDevice.ProtoReflect.Descriptor instead.
 func (*CDIDevice) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{55}
+	return file_api_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *CDIDevice) GetName() string {
@@ -4309,7 +4393,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_api_proto_msgTypes[56]
+	mi := &file_api_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4321,7 +4405,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[56]
+	mi := &file_api_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4334,7 +4418,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{56}
+	return file_api_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *User) GetUid() uint32 {
@@ -4374,7 +4458,7 @@ type LinuxResources struct {
 
 func (x *LinuxResources) Reset() {
 	*x = LinuxResources{}
-	mi := &file_api_proto_msgTypes[57]
+	mi := &file_api_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4386,7 +4470,7 @@ func (x *LinuxResources) String() string {
 func (*LinuxResources) ProtoMessage() {}
 
 func (x *LinuxResources) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[57]
+	mi := &file_api_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4399,7 +4483,7 @@ func (x *LinuxResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxResources.ProtoReflect.Descriptor instead.
 func (*LinuxResources) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{57}
+	return file_api_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *LinuxResources) GetMemory() *LinuxMemory {
@@ -4474,7 +4558,7 @@ type LinuxMemory struct {
 
 func (x *LinuxMemory) Reset() {
 	*x = LinuxMemory{}
-	mi := &file_api_proto_msgTypes[58]
+	mi := &file_api_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4486,7 +4570,7 @@ func (x *LinuxMemory) String() string {
 func (*LinuxMemory) ProtoMessage() {}
 
 func (x *LinuxMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[58]
+	mi := &file_api_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4499,7 +4583,7 @@ func (x *LinuxMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxMemory.ProtoReflect.Descriptor instead.
 func (*LinuxMemory) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{58}
+	return file_api_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *LinuxMemory) GetLimit() *OptionalInt64 {
@@ -4573,7 +4657,7 @@ type LinuxCPU struct {
 
 func (x *LinuxCPU) Reset() {
 	*x = LinuxCPU{}
-	mi := &file_api_proto_msgTypes[59]
+	mi := &file_api_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4585,7 +4669,7 @@ func (x *LinuxCPU) String() string {
 func (*LinuxCPU) ProtoMessage() {}
 
 func (x *LinuxCPU) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[59]
+	mi := &file_api_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4598,7 +4682,7 @@ func (x *LinuxCPU) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxCPU.ProtoReflect.Descriptor instead.
 func (*LinuxCPU) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{59}
+	return file_api_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LinuxCPU) GetShares() *OptionalUInt64 {
@@ -4660,7 +4744,7 @@ type HugepageLimit struct {
 
 func (x *HugepageLimit) Reset() {
 	*x = HugepageLimit{}
-	mi := &file_api_proto_msgTypes[60]
+	mi := &file_api_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4672,7 +4756,7 @@ func (x *HugepageLimit) String() string {
 func (*HugepageLimit) ProtoMessage() {}
 
 func (x *HugepageLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[60]
+	mi := &file_api_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4685,7 +4769,7 @@ func (x *HugepageLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HugepageLimit.ProtoReflect.Descriptor instead.
 func (*HugepageLimit) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{60}
+	return file_api_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *HugepageLimit) GetPageSize() string {
@@ -4712,7 +4796,7 @@ type SecurityProfile struct {
 
 func (x *SecurityProfile) Reset() {
 	*x = SecurityProfile{}
-	mi := &file_api_proto_msgTypes[61]
+	mi := &file_api_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4724,7 +4808,7 @@ func (x *SecurityProfile) String() string {
 func (*SecurityProfile) ProtoMessage() {}
 
 func (x *SecurityProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[61]
+	mi := &file_api_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4737,7 +4821,7 @@ func (x *SecurityProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecurityProfile.ProtoReflect.Descriptor instead.
 func (*SecurityProfile) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{61}
+	return file_api_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *SecurityProfile) GetProfileType() SecurityProfile_ProfileType {
@@ -4765,7 +4849,7 @@ type POSIXRlimit struct {
 
 func (x *POSIXRlimit) Reset() {
 	*x = POSIXRlimit{}
-	mi := &file_api_proto_msgTypes[62]
+	mi := &file_api_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4777,7 +4861,7 @@ func (x *POSIXRlimit) String() string {
 func (*POSIXRlimit) ProtoMessage() {}
 
 func (x *POSIXRlimit) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[62]
+	mi := &file_api_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4790,7 +4874,7 @@ func (x *POSIXRlimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use POSIXRlimit.ProtoReflect.Descriptor instead.
 func (*POSIXRlimit) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{62}
+	return file_api_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *POSIXRlimit) GetType() string {
@@ -4823,7 +4907,7 @@ type LinuxPids struct {
 
 func (x *LinuxPids) Reset() {
 	*x = LinuxPids{}
-	mi := &file_api_proto_msgTypes[63]
+	mi := &file_api_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4835,7 +4919,7 @@ func (x *LinuxPids) String() string {
 func (*LinuxPids) ProtoMessage() {}
 
 func (x *LinuxPids) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[63]
+	mi := &file_api_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4848,7 +4932,7 @@ func (x *LinuxPids) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxPids.ProtoReflect.Descriptor instead.
 func (*LinuxPids) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{63}
+	return file_api_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *LinuxPids) GetLimit() int64 {
@@ -4868,7 +4952,7 @@ type LinuxIOPriority struct {
 
 func (x *LinuxIOPriority) Reset() {
 	*x = LinuxIOPriority{}
-	mi := &file_api_proto_msgTypes[64]
+	mi := &file_api_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4880,7 +4964,7 @@ func (x *LinuxIOPriority) String() string {
 func (*LinuxIOPriority) ProtoMessage() {}
 
 func (x *LinuxIOPriority) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[64]
+	mi := &file_api_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4893,7 +4977,7 @@ func (x *LinuxIOPriority) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxIOPriority.ProtoReflect.Descriptor instead.
 func (*LinuxIOPriority) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{64}
+	return file_api_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *LinuxIOPriority) GetClass() IOPrioClass {
@@ -4919,7 +5003,7 @@ type LinuxNetDevice struct {
 
 func (x *LinuxNetDevice) Reset() {
 	*x = LinuxNetDevice{}
-	mi := &file_api_proto_msgTypes[65]
+	mi := &file_api_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4931,7 +5015,7 @@ func (x *LinuxNetDevice) String() string {
 func (*LinuxNetDevice) ProtoMessage() {}
 
 func (x *LinuxNetDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[65]
+	mi := &file_api_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4944,7 +5028,7 @@ func (x *LinuxNetDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxNetDevice.ProtoReflect.Descriptor instead.
 func (*LinuxNetDevice) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{65}
+	return file_api_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *LinuxNetDevice) GetName() string {
@@ -4969,7 +5053,7 @@ type LinuxScheduler struct {
 
 func (x *LinuxScheduler) Reset() {
 	*x = LinuxScheduler{}
-	mi := &file_api_proto_msgTypes[66]
+	mi := &file_api_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4981,7 +5065,7 @@ func (x *LinuxScheduler) String() string {
 func (*LinuxScheduler) ProtoMessage() {}
 
 func (x *LinuxScheduler) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[66]
+	mi := &file_api_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4994,7 +5078,7 @@ func (x *LinuxScheduler) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxScheduler.ProtoReflect.Descriptor instead.
 func (*LinuxScheduler) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{66}
+	return file_api_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LinuxScheduler) GetPolicy() LinuxSchedulerPolicy {
@@ -5062,7 +5146,7 @@ type ContainerAdjustment struct {
 
 func (x *ContainerAdjustment) Reset() {
 	*x = ContainerAdjustment{}
-	mi := &file_api_proto_msgTypes[67]
+	mi := &file_api_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5074,7 +5158,7 @@ func (x *ContainerAdjustment) String() string {
 func (*ContainerAdjustment) ProtoMessage() {}
 
 func (x *ContainerAdjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[67]
+	mi := &file_api_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5087,7 +5171,7 @@ func (x *ContainerAdjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerAdjustment.ProtoReflect.Descriptor instead.
 func (*ContainerAdjustment) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{67}
+	return file_api_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ContainerAdjustment) GetAnnotations() map[string]string {
@@ -5166,7 +5250,7 @@ type LinuxContainerAdjustment struct {
 
 func (x *LinuxContainerAdjustment) Reset() {
 	*x = LinuxContainerAdjustment{}
-	mi := &file_api_proto_msgTypes[68]
+	mi := &file_api_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5178,7 +5262,7 @@ func (x *LinuxContainerAdjustment) String() string {
 func (*LinuxContainerAdjustment) ProtoMessage() {}
 
 func (x *LinuxContainerAdjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[68]
+	mi := &file_api_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5191,7 +5275,7 @@ func (x *LinuxContainerAdjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxContainerAdjustment.ProtoReflect.Descriptor instead.
 func (*LinuxContainerAdjustment) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{68}
+	return file_api_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LinuxContainerAdjustment) GetDevices() []*LinuxDevice {
@@ -5293,7 +5377,7 @@ type LinuxSeccomp struct {
 
 func (x *LinuxSeccomp) Reset() {
 	*x = LinuxSeccomp{}
-	mi := &file_api_proto_msgTypes[69]
+	mi := &file_api_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5305,7 +5389,7 @@ func (x *LinuxSeccomp) String() string {
 func (*LinuxSeccomp) ProtoMessage() {}
 
 func (x *LinuxSeccomp) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[69]
+	mi := &file_api_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5318,7 +5402,7 @@ func (x *LinuxSeccomp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxSeccomp.ProtoReflect.Descriptor instead.
 func (*LinuxSeccomp) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{69}
+	return file_api_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LinuxSeccomp) GetDefaultAction() string {
@@ -5382,7 +5466,7 @@ type LinuxSyscall struct {
 
 func (x *LinuxSyscall) Reset() {
 	*x = LinuxSyscall{}
-	mi := &file_api_proto_msgTypes[70]
+	mi := &file_api_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5394,7 +5478,7 @@ func (x *LinuxSyscall) String() string {
 func (*LinuxSyscall) ProtoMessage() {}
 
 func (x *LinuxSyscall) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[70]
+	mi := &file_api_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5407,7 +5491,7 @@ func (x *LinuxSyscall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxSyscall.ProtoReflect.Descriptor instead.
 func (*LinuxSyscall) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{70}
+	return file_api_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LinuxSyscall) GetNames() []string {
@@ -5450,7 +5534,7 @@ type LinuxSeccompArg struct {
 
 func (x *LinuxSeccompArg) Reset() {
 	*x = LinuxSeccompArg{}
-	mi := &file_api_proto_msgTypes[71]
+	mi := &file_api_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5462,7 +5546,7 @@ func (x *LinuxSeccompArg) String() string {
 func (*LinuxSeccompArg) ProtoMessage() {}
 
 func (x *LinuxSeccompArg) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[71]
+	mi := &file_api_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5475,7 +5559,7 @@ func (x *LinuxSeccompArg) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxSeccompArg.ProtoReflect.Descriptor instead.
 func (*LinuxSeccompArg) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{71}
+	return file_api_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LinuxSeccompArg) GetIndex() uint32 {
@@ -5517,7 +5601,7 @@ type LinuxMemoryPolicy struct {
 
 func (x *LinuxMemoryPolicy) Reset() {
 	*x = LinuxMemoryPolicy{}
-	mi := &file_api_proto_msgTypes[72]
+	mi := &file_api_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5529,7 +5613,7 @@ func (x *LinuxMemoryPolicy) String() string {
 func (*LinuxMemoryPolicy) ProtoMessage() {}
 
 func (x *LinuxMemoryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[72]
+	mi := &file_api_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5542,7 +5626,7 @@ func (x *LinuxMemoryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxMemoryPolicy.ProtoReflect.Descriptor instead.
 func (*LinuxMemoryPolicy) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{72}
+	return file_api_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LinuxMemoryPolicy) GetMode() MpolMode {
@@ -5577,7 +5661,7 @@ type ContainerUpdate struct {
 
 func (x *ContainerUpdate) Reset() {
 	*x = ContainerUpdate{}
-	mi := &file_api_proto_msgTypes[73]
+	mi := &file_api_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5589,7 +5673,7 @@ func (x *ContainerUpdate) String() string {
 func (*ContainerUpdate) ProtoMessage() {}
 
 func (x *ContainerUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[73]
+	mi := &file_api_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5602,7 +5686,7 @@ func (x *ContainerUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerUpdate.ProtoReflect.Descriptor instead.
 func (*ContainerUpdate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{73}
+	return file_api_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ContainerUpdate) GetContainerId() string {
@@ -5635,7 +5719,7 @@ type LinuxContainerUpdate struct {
 
 func (x *LinuxContainerUpdate) Reset() {
 	*x = LinuxContainerUpdate{}
-	mi := &file_api_proto_msgTypes[74]
+	mi := &file_api_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5647,7 +5731,7 @@ func (x *LinuxContainerUpdate) String() string {
 func (*LinuxContainerUpdate) ProtoMessage() {}
 
 func (x *LinuxContainerUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[74]
+	mi := &file_api_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5660,7 +5744,7 @@ func (x *LinuxContainerUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxContainerUpdate.ProtoReflect.Descriptor instead.
 func (*LinuxContainerUpdate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{74}
+	return file_api_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LinuxContainerUpdate) GetResources() *LinuxResources {
@@ -5680,7 +5764,7 @@ type ContainerEviction struct {
 
 func (x *ContainerEviction) Reset() {
 	*x = ContainerEviction{}
-	mi := &file_api_proto_msgTypes[75]
+	mi := &file_api_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5692,7 +5776,7 @@ func (x *ContainerEviction) String() string {
 func (*ContainerEviction) ProtoMessage() {}
 
 func (x *ContainerEviction) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[75]
+	mi := &file_api_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5705,7 +5789,7 @@ func (x *ContainerEviction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerEviction.ProtoReflect.Descriptor instead.
 func (*ContainerEviction) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{75}
+	return file_api_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ContainerEviction) GetContainerId() string {
@@ -5734,7 +5818,7 @@ type LinuxRdt struct {
 
 func (x *LinuxRdt) Reset() {
 	*x = LinuxRdt{}
-	mi := &file_api_proto_msgTypes[76]
+	mi := &file_api_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5746,7 +5830,7 @@ func (x *LinuxRdt) String() string {
 func (*LinuxRdt) ProtoMessage() {}
 
 func (x *LinuxRdt) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[76]
+	mi := &file_api_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5759,7 +5843,7 @@ func (x *LinuxRdt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinuxRdt.ProtoReflect.Descriptor instead.
 func (*LinuxRdt) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{76}
+	return file_api_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *LinuxRdt) GetClosId() *OptionalString {
@@ -5800,7 +5884,7 @@ type KeyValue struct {
 
 func (x *KeyValue) Reset() {
 	*x = KeyValue{}
-	mi := &file_api_proto_msgTypes[77]
+	mi := &file_api_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5812,7 +5896,7 @@ func (x *KeyValue) String() string {
 func (*KeyValue) ProtoMessage() {}
 
 func (x *KeyValue) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[77]
+	mi := &file_api_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5825,7 +5909,7 @@ func (x *KeyValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
 func (*KeyValue) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{77}
+	return file_api_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *KeyValue) GetKey() string {
@@ -5851,7 +5935,7 @@ type OptionalString struct {
 
 func (x *OptionalString) Reset() {
 	*x = OptionalString{}
-	mi := &file_api_proto_msgTypes[78]
+	mi := &file_api_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5863,7 +5947,7 @@ func (x *OptionalString) String() string {
 func (*OptionalString) ProtoMessage() {}
 
 func (x *OptionalString) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[78]
+	mi := &file_api_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5876,7 +5960,7 @@ func (x *OptionalString) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalString.ProtoReflect.Descriptor instead.
 func (*OptionalString) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{78}
+	return file_api_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *OptionalString) GetValue() string {
@@ -5895,7 +5979,7 @@ type OptionalRepeatedString struct {
 
 func (x *OptionalRepeatedString) Reset() {
 	*x = OptionalRepeatedString{}
-	mi := &file_api_proto_msgTypes[79]
+	mi := &file_api_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5907,7 +5991,7 @@ func (x *OptionalRepeatedString) String() string {
 func (*OptionalRepeatedString) ProtoMessage() {}
 
 func (x *OptionalRepeatedString) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[79]
+	mi := &file_api_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5920,7 +6004,7 @@ func (x *OptionalRepeatedString) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalRepeatedString.ProtoReflect.Descriptor instead.
 func (*OptionalRepeatedString) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{79}
+	return file_api_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *OptionalRepeatedString) GetValue() []string {
@@ -5939,7 +6023,7 @@ type OptionalInt struct {
 
 func (x *OptionalInt) Reset() {
 	*x = OptionalInt{}
-	mi := &file_api_proto_msgTypes[80]
+	mi := &file_api_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5951,7 +6035,7 @@ func (x *OptionalInt) String() string {
 func (*OptionalInt) ProtoMessage() {}
 
 func (x *OptionalInt) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[80]
+	mi := &file_api_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5964,7 +6048,7 @@ func (x *OptionalInt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalInt.ProtoReflect.Descriptor instead.
 func (*OptionalInt) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{80}
+	return file_api_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *OptionalInt) GetValue() int64 {
@@ -5983,7 +6067,7 @@ type OptionalInt32 struct {
 
 func (x *OptionalInt32) Reset() {
 	*x = OptionalInt32{}
-	mi := &file_api_proto_msgTypes[81]
+	mi := &file_api_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5995,7 +6079,7 @@ func (x *OptionalInt32) String() string {
 func (*OptionalInt32) ProtoMessage() {}
 
 func (x *OptionalInt32) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[81]
+	mi := &file_api_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6008,7 +6092,7 @@ func (x *OptionalInt32) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalInt32.ProtoReflect.Descriptor instead.
 func (*OptionalInt32) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{81}
+	return file_api_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *OptionalInt32) GetValue() int32 {
@@ -6027,7 +6111,7 @@ type OptionalUInt32 struct {
 
 func (x *OptionalUInt32) Reset() {
 	*x = OptionalUInt32{}
-	mi := &file_api_proto_msgTypes[82]
+	mi := &file_api_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6039,7 +6123,7 @@ func (x *OptionalUInt32) String() string {
 func (*OptionalUInt32) ProtoMessage() {}
 
 func (x *OptionalUInt32) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[82]
+	mi := &file_api_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6052,7 +6136,7 @@ func (x *OptionalUInt32) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalUInt32.ProtoReflect.Descriptor instead.
 func (*OptionalUInt32) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{82}
+	return file_api_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *OptionalUInt32) GetValue() uint32 {
@@ -6071,7 +6155,7 @@ type OptionalInt64 struct {
 
 func (x *OptionalInt64) Reset() {
 	*x = OptionalInt64{}
-	mi := &file_api_proto_msgTypes[83]
+	mi := &file_api_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6083,7 +6167,7 @@ func (x *OptionalInt64) String() string {
 func (*OptionalInt64) ProtoMessage() {}
 
 func (x *OptionalInt64) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[83]
+	mi := &file_api_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6096,7 +6180,7 @@ func (x *OptionalInt64) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalInt64.ProtoReflect.Descriptor instead.
 func (*OptionalInt64) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{83}
+	return file_api_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *OptionalInt64) GetValue() int64 {
@@ -6115,7 +6199,7 @@ type OptionalUInt64 struct {
 
 func (x *OptionalUInt64) Reset() {
 	*x = OptionalUInt64{}
-	mi := &file_api_proto_msgTypes[84]
+	mi := &file_api_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6127,7 +6211,7 @@ func (x *OptionalUInt64) String() string {
 func (*OptionalUInt64) ProtoMessage() {}
 
 func (x *OptionalUInt64) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[84]
+	mi := &file_api_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6140,7 +6224,7 @@ func (x *OptionalUInt64) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalUInt64.ProtoReflect.Descriptor instead.
 func (*OptionalUInt64) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{84}
+	return file_api_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *OptionalUInt64) GetValue() uint64 {
@@ -6159,7 +6243,7 @@ type OptionalBool struct {
 
 func (x *OptionalBool) Reset() {
 	*x = OptionalBool{}
-	mi := &file_api_proto_msgTypes[85]
+	mi := &file_api_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6171,7 +6255,7 @@ func (x *OptionalBool) String() string {
 func (*OptionalBool) ProtoMessage() {}
 
 func (x *OptionalBool) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[85]
+	mi := &file_api_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6184,7 +6268,7 @@ func (x *OptionalBool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalBool.ProtoReflect.Descriptor instead.
 func (*OptionalBool) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{85}
+	return file_api_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *OptionalBool) GetValue() bool {
@@ -6203,7 +6287,7 @@ type OptionalFileMode struct {
 
 func (x *OptionalFileMode) Reset() {
 	*x = OptionalFileMode{}
-	mi := &file_api_proto_msgTypes[86]
+	mi := &file_api_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6215,7 +6299,7 @@ func (x *OptionalFileMode) String() string {
 func (*OptionalFileMode) ProtoMessage() {}
 
 func (x *OptionalFileMode) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[86]
+	mi := &file_api_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6228,7 +6312,7 @@ func (x *OptionalFileMode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionalFileMode.ProtoReflect.Descriptor instead.
 func (*OptionalFileMode) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{86}
+	return file_api_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *OptionalFileMode) GetValue() uint32 {
@@ -6247,7 +6331,7 @@ type CompoundFieldOwners struct {
 
 func (x *CompoundFieldOwners) Reset() {
 	*x = CompoundFieldOwners{}
-	mi := &file_api_proto_msgTypes[87]
+	mi := &file_api_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6259,7 +6343,7 @@ func (x *CompoundFieldOwners) String() string {
 func (*CompoundFieldOwners) ProtoMessage() {}
 
 func (x *CompoundFieldOwners) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[87]
+	mi := &file_api_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6272,7 +6356,7 @@ func (x *CompoundFieldOwners) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompoundFieldOwners.ProtoReflect.Descriptor instead.
 func (*CompoundFieldOwners) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{87}
+	return file_api_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *CompoundFieldOwners) GetOwners() map[string]string {
@@ -6292,7 +6376,7 @@ type FieldOwners struct {
 
 func (x *FieldOwners) Reset() {
 	*x = FieldOwners{}
-	mi := &file_api_proto_msgTypes[88]
+	mi := &file_api_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6304,7 +6388,7 @@ func (x *FieldOwners) String() string {
 func (*FieldOwners) ProtoMessage() {}
 
 func (x *FieldOwners) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[88]
+	mi := &file_api_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6317,7 +6401,7 @@ func (x *FieldOwners) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldOwners.ProtoReflect.Descriptor instead.
 func (*FieldOwners) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{88}
+	return file_api_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *FieldOwners) GetSimple() map[int32]string {
@@ -6343,7 +6427,7 @@ type OwningPlugins struct {
 
 func (x *OwningPlugins) Reset() {
 	*x = OwningPlugins{}
-	mi := &file_api_proto_msgTypes[89]
+	mi := &file_api_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6355,7 +6439,7 @@ func (x *OwningPlugins) String() string {
 func (*OwningPlugins) ProtoMessage() {}
 
 func (x *OwningPlugins) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[89]
+	mi := &file_api_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6368,7 +6452,7 @@ func (x *OwningPlugins) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OwningPlugins.ProtoReflect.Descriptor instead.
 func (*OwningPlugins) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{89}
+	return file_api_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *OwningPlugins) GetOwners() map[string]*FieldOwners {
@@ -6442,12 +6526,18 @@ const file_api_proto_rawDesc = "" +
 	"\btakeover\x18\xe8\a \x01(\v2\x1e.nri.pkg.api.v1alpha1.TakeoverR\btakeover\x12\x15\n" +
 	"\x05delta\x18\xe9\a \x01(\bR\x05delta\x12\"\n" +
 	"\fremoved_pods\x18\xea\a \x03(\tR\vremovedPods\x12.\n" +
-	"\x12removed_containers\x18\xeb\a \x03(\tR\x11removedContainers\"\xc9\x01\n" +
+	"\x12removed_containers\x18\xeb\a \x03(\tR\x11removedContainers\"\x95\x02\n" +
 	"\bTakeover\x12/\n" +
 	"\x13predecessor_version\x18\x01 \x01(\tR\x12predecessorVersion\x121\n" +
 	"\x14predecessor_instance\x18\x02 \x01(\tR\x13predecessorInstance\x125\n" +
 	"\x16predecessor_generation\x18\x03 \x01(\x04R\x15predecessorGeneration\x12\"\n" +
-	"\freactivation\x18\x04 \x01(\bR\freactivation\"\xfd\x01\n" +
+	"\freactivation\x18\x04 \x01(\bR\freactivation\x12J\n" +
+	"\x0fpredecessor_pod\x18\x05 \x01(\v2!.nri.pkg.api.v1alpha1.PodIdentityR\x0epredecessorPod\"\x82\x01\n" +
+	"\vPodIdentity\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
+	"\x03uid\x18\x03 \x01(\tR\x03uid\x12/\n" +
+	"\x13template_generation\x18\x04 \x01(\x03R\x12templateGeneration\"\xfd\x01\n" +
 	"\x0fShutdownRequest\x12=\n" +
 	"\x06reason\x18\xe8\a \x01(\x0e2$.nri.pkg.api.v1alpha1.ShutdownReasonR\x06reason\x12\x19\n" +
 	"\amessage\x18\xe9\a \x01(\tR\amessage\x12,\n" +
@@ -7008,7 +7098,7 @@ func file_api_proto_rawDescGZIP() []byte {
 }
 
 var file_api_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 104)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 105)
 var file_api_proto_goTypes = []any{
 	(ShutdownReason)(0),                         // 0: nri.pkg.api.v1alpha1.ShutdownReason
 	(PluginRole)(0),                             // 1: nri.pkg.api.v1alpha1.PluginRole
@@ -7032,303 +7122,305 @@ var file_api_proto_goTypes = []any{
 	(*FailurePolicy)(nil),                       // 19: nri.pkg.api.v1alpha1.FailurePolicy
 	(*SynchronizeRequest)(nil),                  // 20: nri.pkg.api.v1alpha1.SynchronizeRequest
 	(*Takeover)(nil),                            // 21: nri.pkg.api.v1alpha1.Takeover
-	(*ShutdownRequest)(nil),                     // 22: nri.pkg.api.v1alpha1.ShutdownRequest
-	(*RoleChangeRequest)(nil),                   // 23: nri.pkg.api.v1alpha1.RoleChangeRequest
-	(*SynchronizeResponse)(nil),                 // 24: nri.pkg.api.v1alpha1.SynchronizeResponse
-	(*RunPodSandboxRequest)(nil),                // 25: nri.pkg.api.v1alpha1.RunPodSandboxRequest
-	(*RunPodSandboxResponse)(nil),               // 26: nri.pkg.api.v1alpha1.RunPodSandboxResponse
-	(*UpdatePodSandboxRequest)(nil),             // 27: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
-	(*UpdatePodSandboxResponse)(nil),            // 28: nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
-	(*PostUpdatePodSandboxRequest)(nil),         // 29: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
-	(*PostUpdatePodSandboxResponse)(nil),        // 30: nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
-	(*StopPodSandboxRequest)(nil),               // 31: nri.pkg.api.v1alpha1.StopPodSandboxRequest
-	(*StopPodSandboxResponse)(nil),              // 32: nri.pkg.api.v1alpha1.StopPodSandboxResponse
-	(*RemovePodSandboxRequest)(nil),             // 33: nri.pkg.api.v1alpha1.RemovePodSandboxRequest
-	(*RemovePodSandboxResponse)(nil),            // 34: nri.pkg.api.v1alpha1.RemovePodSandboxResponse
-	(*CreateContainerRequest)(nil),              // 35: nri.pkg.api.v1alpha1.CreateContainerRequest
-	(*CreateContainerResponse)(nil),             // 36: nri.pkg.api.v1alpha1.CreateContainerResponse
-	(*PostCreateContainerRequest)(nil),          // 37: nri.pkg.api.v1alpha1.PostCreateContainerRequest
-	(*PostCreateContainerResponse)(nil),         // 38: nri.pkg.api.v1alpha1.PostCreateContainerResponse
-	(*StartContainerRequest)(nil),               // 39: nri.pkg.api.v1alpha1.StartContainerRequest
-	(*StartContainerResponse)(nil),              // 40: nri.pkg.api.v1alpha1.StartContainerResponse
-	(*PostStartContainerRequest)(nil),           // 41: nri.pkg.api.v1alpha1.PostStartContainerRequest
-	(*PostStartContainerResponse)(nil),          // 42: nri.pkg.api.v1alpha1.PostStartContainerResponse
-	(*UpdateContainerRequest)(nil),              // 43: nri.pkg.api.v1alpha1.UpdateContainerRequest
-	(*UpdateContainerResponse)(nil),             // 44: nri.pkg.api.v1alpha1.UpdateContainerResponse
-	(*PostUpdateContainerRequest)(nil),          // 45: nri.pkg.api.v1alpha1.PostUpdateContainerRequest
-	(*PostUpdateContainerResponse)(nil),         // 46: nri.pkg.api.v1alpha1.PostUpdateContainerResponse
-	(*StopContainerRequest)(nil),                // 47: nri.pkg.api.v1alpha1.StopContainerRequest
-	(*StopContainerResponse)(nil),               // 48: nri.pkg.api.v1alpha1.StopContainerResponse
-	(*RemoveContainerRequest)(nil),              // 49: nri.pkg.api.v1alpha1.RemoveContainerRequest
-	(*RemoveContainerResponse)(nil),             // 50: nri.pkg.api.v1alpha1.RemoveContainerResponse
-	(*StateChangeEvent)(nil),                    // 51: nri.pkg.api.v1alpha1.StateChangeEvent
-	(*ValidateContainerAdjustmentRequest)(nil),  // 52: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
-	(*PluginInstance)(nil),                      // 53: nri.pkg.api.v1alpha1.PluginInstance
-	(*ValidateContainerAdjustmentResponse)(nil), // 54: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
-	(*Empty)(nil),                               // 55: nri.pkg.api.v1alpha1.Empty
-	(*PodSandbox)(nil),                          // 56: nri.pkg.api.v1alpha1.PodSandbox
-	(*LinuxPodSandbox)(nil),                     // 57: nri.pkg.api.v1alpha1.LinuxPodSandbox
-	(*Container)(nil),                           // 58: nri.pkg.api.v1alpha1.Container
-	(*Image)(nil),                               // 59: nri.pkg.api.v1alpha1.Image
-	(*Mount)(nil),                               // 60: nri.pkg.api.v1alpha1.Mount
-	(*Hooks)(nil),                               // 61: nri.pkg.api.v1alpha1.Hooks
-	(*Hook)(nil),                                // 62: nri.pkg.api.v1alpha1.Hook
-	(*LinuxContainer)(nil),                      // 63: nri.pkg.api.v1alpha1.LinuxContainer
-	(*LinuxNamespace)(nil),                      // 64: nri.pkg.api.v1alpha1.LinuxNamespace
-	(*LinuxDevice)(nil),                         // 65: nri.pkg.api.v1alpha1.LinuxDevice
-	(*LinuxDeviceCgroup)(nil),                   // 66: nri.pkg.api.v1alpha1.LinuxDeviceCgroup
-	(*CDIDevice)(nil),                           // 67: nri.pkg.api.v1alpha1.CDIDevice
-	(*User)(nil),                                // 68: nri.pkg.api.v1alpha1.User
-	(*LinuxResources)(nil),                      // 69: nri.pkg.api.v1alpha1.LinuxResources
-	(*LinuxMemory)(nil),                         // 70: nri.pkg.api.v1alpha1.LinuxMemory
-	(*LinuxCPU)(nil),                            // 71: nri.pkg.api.v1alpha1.LinuxCPU
-	(*HugepageLimit)(nil),                       // 72: nri.pkg.api.v1alpha1.HugepageLimit
-	(*SecurityProfile)(nil),                     // 73: nri.pkg.api.v1alpha1.SecurityProfile
-	(*POSIXRlimit)(nil),                         // 74: nri.pkg.api.v1alpha1.POSIXRlimit
-	(*LinuxPids)(nil),                           // 75: nri.pkg.api.v1alpha1.LinuxPids
-	(*LinuxIOPriority)(nil),                     // 76: nri.pkg.api.v1alpha1.LinuxIOPriority
-	(*LinuxNetDevice)(nil),                      // 77: nri.pkg.api.v1alpha1.LinuxNetDevice
-	(*LinuxScheduler)(nil),                      // 78: nri.pkg.api.v1alpha1.LinuxScheduler
-	(*ContainerAdjustment)(nil),                 // 79: nri.pkg.api.v1alpha1.ContainerAdjustment
-	(*LinuxContainerAdjustment)(nil),            // 80: nri.pkg.api.v1alpha1.LinuxContainerAdjustment
-	(*LinuxSeccomp)(nil),                        // 81: nri.pkg.api.v1alpha1.LinuxSeccomp
-	(*LinuxSyscall)(nil),                        // 82: nri.pkg.api.v1alpha1.LinuxSyscall
-	(*LinuxSeccompArg)(nil),                     // 83: nri.pkg.api.v1alpha1.LinuxSeccompArg
-	(*LinuxMemoryPolicy)(nil),                   // 84: nri.pkg.api.v1alpha1.LinuxMemoryPolicy
-	(*ContainerUpdate)(nil),                     // 85: nri.pkg.api.v1alpha1.ContainerUpdate
-	(*LinuxContainerUpdate)(nil),                // 86: nri.pkg.api.v1alpha1.LinuxContainerUpdate
-	(*ContainerEviction)(nil),                   // 87: nri.pkg.api.v1alpha1.ContainerEviction
-	(*LinuxRdt)(nil),                            // 88: nri.pkg.api.v1alpha1.LinuxRdt
-	(*KeyValue)(nil),                            // 89: nri.pkg.api.v1alpha1.KeyValue
-	(*OptionalString)(nil),                      // 90: nri.pkg.api.v1alpha1.OptionalString
-	(*OptionalRepeatedString)(nil),              // 91: nri.pkg.api.v1alpha1.OptionalRepeatedString
-	(*OptionalInt)(nil),                         // 92: nri.pkg.api.v1alpha1.OptionalInt
-	(*OptionalInt32)(nil),                       // 93: nri.pkg.api.v1alpha1.OptionalInt32
-	(*OptionalUInt32)(nil),                      // 94: nri.pkg.api.v1alpha1.OptionalUInt32
-	(*OptionalInt64)(nil),                       // 95: nri.pkg.api.v1alpha1.OptionalInt64
-	(*OptionalUInt64)(nil),                      // 96: nri.pkg.api.v1alpha1.OptionalUInt64
-	(*OptionalBool)(nil),                        // 97: nri.pkg.api.v1alpha1.OptionalBool
-	(*OptionalFileMode)(nil),                    // 98: nri.pkg.api.v1alpha1.OptionalFileMode
-	(*CompoundFieldOwners)(nil),                 // 99: nri.pkg.api.v1alpha1.CompoundFieldOwners
-	(*FieldOwners)(nil),                         // 100: nri.pkg.api.v1alpha1.FieldOwners
-	(*OwningPlugins)(nil),                       // 101: nri.pkg.api.v1alpha1.OwningPlugins
-	nil,                                         // 102: nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
-	nil,                                         // 103: nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
-	nil,                                         // 104: nri.pkg.api.v1alpha1.Container.LabelsEntry
-	nil,                                         // 105: nri.pkg.api.v1alpha1.Container.AnnotationsEntry
-	nil,                                         // 106: nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
-	nil,                                         // 107: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
-	nil,                                         // 108: nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
-	nil,                                         // 109: nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
-	nil,                                         // 110: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
-	nil,                                         // 111: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
-	nil,                                         // 112: nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
-	nil,                                         // 113: nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
-	nil,                                         // 114: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
-	nil,                                         // 115: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
+	(*PodIdentity)(nil),                         // 22: nri.pkg.api.v1alpha1.PodIdentity
+	(*ShutdownRequest)(nil),                     // 23: nri.pkg.api.v1alpha1.ShutdownRequest
+	(*RoleChangeRequest)(nil),                   // 24: nri.pkg.api.v1alpha1.RoleChangeRequest
+	(*SynchronizeResponse)(nil),                 // 25: nri.pkg.api.v1alpha1.SynchronizeResponse
+	(*RunPodSandboxRequest)(nil),                // 26: nri.pkg.api.v1alpha1.RunPodSandboxRequest
+	(*RunPodSandboxResponse)(nil),               // 27: nri.pkg.api.v1alpha1.RunPodSandboxResponse
+	(*UpdatePodSandboxRequest)(nil),             // 28: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
+	(*UpdatePodSandboxResponse)(nil),            // 29: nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
+	(*PostUpdatePodSandboxRequest)(nil),         // 30: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
+	(*PostUpdatePodSandboxResponse)(nil),        // 31: nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
+	(*StopPodSandboxRequest)(nil),               // 32: nri.pkg.api.v1alpha1.StopPodSandboxRequest
+	(*StopPodSandboxResponse)(nil),              // 33: nri.pkg.api.v1alpha1.StopPodSandboxResponse
+	(*RemovePodSandboxRequest)(nil),             // 34: nri.pkg.api.v1alpha1.RemovePodSandboxRequest
+	(*RemovePodSandboxResponse)(nil),            // 35: nri.pkg.api.v1alpha1.RemovePodSandboxResponse
+	(*CreateContainerRequest)(nil),              // 36: nri.pkg.api.v1alpha1.CreateContainerRequest
+	(*CreateContainerResponse)(nil),             // 37: nri.pkg.api.v1alpha1.CreateContainerResponse
+	(*PostCreateContainerRequest)(nil),          // 38: nri.pkg.api.v1alpha1.PostCreateContainerRequest
+	(*PostCreateContainerResponse)(nil),         // 39: nri.pkg.api.v1alpha1.PostCreateContainerResponse
+	(*StartContainerRequest)(nil),               // 40: nri.pkg.api.v1alpha1.StartContainerRequest
+	(*StartContainerResponse)(nil),              // 41: nri.pkg.api.v1alpha1.StartContainerResponse
+	(*PostStartContainerRequest)(nil),           // 42: nri.pkg.api.v1alpha1.PostStartContainerRequest
+	(*PostStartContainerResponse)(nil),          // 43: nri.pkg.api.v1alpha1.PostStartContainerResponse
+	(*UpdateContainerRequest)(nil),              // 44: nri.pkg.api.v1alpha1.UpdateContainerRequest
+	(*UpdateContainerResponse)(nil),             // 45: nri.pkg.api.v1alpha1.UpdateContainerResponse
+	(*PostUpdateContainerRequest)(nil),          // 46: nri.pkg.api.v1alpha1.PostUpdateContainerRequest
+	(*PostUpdateContainerResponse)(nil),         // 47: nri.pkg.api.v1alpha1.PostUpdateContainerResponse
+	(*StopContainerRequest)(nil),                // 48: nri.pkg.api.v1alpha1.StopContainerRequest
+	(*StopContainerResponse)(nil),               // 49: nri.pkg.api.v1alpha1.StopContainerResponse
+	(*RemoveContainerRequest)(nil),              // 50: nri.pkg.api.v1alpha1.RemoveContainerRequest
+	(*RemoveContainerResponse)(nil),             // 51: nri.pkg.api.v1alpha1.RemoveContainerResponse
+	(*StateChangeEvent)(nil),                    // 52: nri.pkg.api.v1alpha1.StateChangeEvent
+	(*ValidateContainerAdjustmentRequest)(nil),  // 53: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
+	(*PluginInstance)(nil),                      // 54: nri.pkg.api.v1alpha1.PluginInstance
+	(*ValidateContainerAdjustmentResponse)(nil), // 55: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
+	(*Empty)(nil),                               // 56: nri.pkg.api.v1alpha1.Empty
+	(*PodSandbox)(nil),                          // 57: nri.pkg.api.v1alpha1.PodSandbox
+	(*LinuxPodSandbox)(nil),                     // 58: nri.pkg.api.v1alpha1.LinuxPodSandbox
+	(*Container)(nil),                           // 59: nri.pkg.api.v1alpha1.Container
+	(*Image)(nil),                               // 60: nri.pkg.api.v1alpha1.Image
+	(*Mount)(nil),                               // 61: nri.pkg.api.v1alpha1.Mount
+	(*Hooks)(nil),                               // 62: nri.pkg.api.v1alpha1.Hooks
+	(*Hook)(nil),                                // 63: nri.pkg.api.v1alpha1.Hook
+	(*LinuxContainer)(nil),                      // 64: nri.pkg.api.v1alpha1.LinuxContainer
+	(*LinuxNamespace)(nil),                      // 65: nri.pkg.api.v1alpha1.LinuxNamespace
+	(*LinuxDevice)(nil),                         // 66: nri.pkg.api.v1alpha1.LinuxDevice
+	(*LinuxDeviceCgroup)(nil),                   // 67: nri.pkg.api.v1alpha1.LinuxDeviceCgroup
+	(*CDIDevice)(nil),                           // 68: nri.pkg.api.v1alpha1.CDIDevice
+	(*User)(nil),                                // 69: nri.pkg.api.v1alpha1.User
+	(*LinuxResources)(nil),                      // 70: nri.pkg.api.v1alpha1.LinuxResources
+	(*LinuxMemory)(nil),                         // 71: nri.pkg.api.v1alpha1.LinuxMemory
+	(*LinuxCPU)(nil),                            // 72: nri.pkg.api.v1alpha1.LinuxCPU
+	(*HugepageLimit)(nil),                       // 73: nri.pkg.api.v1alpha1.HugepageLimit
+	(*SecurityProfile)(nil),                     // 74: nri.pkg.api.v1alpha1.SecurityProfile
+	(*POSIXRlimit)(nil),                         // 75: nri.pkg.api.v1alpha1.POSIXRlimit
+	(*LinuxPids)(nil),                           // 76: nri.pkg.api.v1alpha1.LinuxPids
+	(*LinuxIOPriority)(nil),                     // 77: nri.pkg.api.v1alpha1.LinuxIOPriority
+	(*LinuxNetDevice)(nil),                      // 78: nri.pkg.api.v1alpha1.LinuxNetDevice
+	(*LinuxScheduler)(nil),                      // 79: nri.pkg.api.v1alpha1.LinuxScheduler
+	(*ContainerAdjustment)(nil),                 // 80: nri.pkg.api.v1alpha1.ContainerAdjustment
+	(*LinuxContainerAdjustment)(nil),            // 81: nri.pkg.api.v1alpha1.LinuxContainerAdjustment
+	(*LinuxSeccomp)(nil),                        // 82: nri.pkg.api.v1alpha1.LinuxSeccomp
+	(*LinuxSyscall)(nil),                        // 83: nri.pkg.api.v1alpha1.LinuxSyscall
+	(*LinuxSeccompArg)(nil),                     // 84: nri.pkg.api.v1alpha1.LinuxSeccompArg
+	(*LinuxMemoryPolicy)(nil),                   // 85: nri.pkg.api.v1alpha1.LinuxMemoryPolicy
+	(*ContainerUpdate)(nil),                     // 86: nri.pkg.api.v1alpha1.ContainerUpdate
+	(*LinuxContainerUpdate)(nil),                // 87: nri.pkg.api.v1alpha1.LinuxContainerUpdate
+	(*ContainerEviction)(nil),                   // 88: nri.pkg.api.v1alpha1.ContainerEviction
+	(*LinuxRdt)(nil),                            // 89: nri.pkg.api.v1alpha1.LinuxRdt
+	(*KeyValue)(nil),                            // 90: nri.pkg.api.v1alpha1.KeyValue
+	(*OptionalString)(nil),                      // 91: nri.pkg.api.v1alpha1.OptionalString
+	(*OptionalRepeatedString)(nil),              // 92: nri.pkg.api.v1alpha1.OptionalRepeatedString
+	(*OptionalInt)(nil),                         // 93: nri.pkg.api.v1alpha1.OptionalInt
+	(*OptionalInt32)(nil),                       // 94: nri.pkg.api.v1alpha1.OptionalInt32
+	(*OptionalUInt32)(nil),                      // 95: nri.pkg.api.v1alpha1.OptionalUInt32
+	(*OptionalInt64)(nil),                       // 96: nri.pkg.api.v1alpha1.OptionalInt64
+	(*OptionalUInt64)(nil),                      // 97: nri.pkg.api.v1alpha1.OptionalUInt64
+	(*OptionalBool)(nil),                        // 98: nri.pkg.api.v1alpha1.OptionalBool
+	(*OptionalFileMode)(nil),                    // 99: nri.pkg.api.v1alpha1.OptionalFileMode
+	(*CompoundFieldOwners)(nil),                 // 100: nri.pkg.api.v1alpha1.CompoundFieldOwners
+	(*FieldOwners)(nil),                         // 101: nri.pkg.api.v1alpha1.FieldOwners
+	(*OwningPlugins)(nil),                       // 102: nri.pkg.api.v1alpha1.OwningPlugins
+	nil,                                         // 103: nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
+	nil,                                         // 104: nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
+	nil,                                         // 105: nri.pkg.api.v1alpha1.Container.LabelsEntry
+	nil,                                         // 106: nri.pkg.api.v1alpha1.Container.AnnotationsEntry
+	nil,                                         // 107: nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
+	nil,                                         // 108: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
+	nil,                                         // 109: nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
+	nil,                                         // 110: nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
+	nil,                                         // 111: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
+	nil,                                         // 112: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
+	nil,                                         // 113: nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
+	nil,                                         // 114: nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
+	nil,                                         // 115: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
+	nil,                                         // 116: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
 }
 var file_api_proto_depIdxs = []int32{
-	85,  // 0: nri.pkg.api.v1alpha1.UpdateContainersRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	87,  // 1: nri.pkg.api.v1alpha1.UpdateContainersRequest.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	85,  // 2: nri.pkg.api.v1alpha1.UpdateContainersResponse.failed:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	86,  // 0: nri.pkg.api.v1alpha1.UpdateContainersRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	88,  // 1: nri.pkg.api.v1alpha1.UpdateContainersRequest.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	86,  // 2: nri.pkg.api.v1alpha1.UpdateContainersResponse.failed:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
 	10,  // 3: nri.pkg.api.v1alpha1.LogRequest.level:type_name -> nri.pkg.api.v1alpha1.LogRequest.Level
 	19,  // 4: nri.pkg.api.v1alpha1.ConfigureResponse.failure_policy:type_name -> nri.pkg.api.v1alpha1.FailurePolicy
-	56,  // 5: nri.pkg.api.v1alpha1.SynchronizeRequest.pods:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 6: nri.pkg.api.v1alpha1.SynchronizeRequest.containers:type_name -> nri.pkg.api.v1alpha1.Container
+	57,  // 5: nri.pkg.api.v1alpha1.SynchronizeRequest.pods:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 6: nri.pkg.api.v1alpha1.SynchronizeRequest.containers:type_name -> nri.pkg.api.v1alpha1.Container
 	21,  // 7: nri.pkg.api.v1alpha1.SynchronizeRequest.takeover:type_name -> nri.pkg.api.v1alpha1.Takeover
-	0,   // 8: nri.pkg.api.v1alpha1.ShutdownRequest.reason:type_name -> nri.pkg.api.v1alpha1.ShutdownReason
-	1,   // 9: nri.pkg.api.v1alpha1.RoleChangeRequest.role:type_name -> nri.pkg.api.v1alpha1.PluginRole
-	85,  // 10: nri.pkg.api.v1alpha1.SynchronizeResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	56,  // 11: nri.pkg.api.v1alpha1.RunPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	56,  // 12: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	69,  // 13: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.overhead_linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	69,  // 14: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	56,  // 15: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	56,  // 16: nri.pkg.api.v1alpha1.StopPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	56,  // 17: nri.pkg.api.v1alpha1.RemovePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	56,  // 18: nri.pkg.api.v1alpha1.CreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 19: nri.pkg.api.v1alpha1.CreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	79,  // 20: nri.pkg.api.v1alpha1.CreateContainerResponse.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
-	85,  // 21: nri.pkg.api.v1alpha1.CreateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	87,  // 22: nri.pkg.api.v1alpha1.CreateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	56,  // 23: nri.pkg.api.v1alpha1.PostCreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 24: nri.pkg.api.v1alpha1.PostCreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	56,  // 25: nri.pkg.api.v1alpha1.StartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 26: nri.pkg.api.v1alpha1.StartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	56,  // 27: nri.pkg.api.v1alpha1.PostStartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 28: nri.pkg.api.v1alpha1.PostStartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	56,  // 29: nri.pkg.api.v1alpha1.UpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 30: nri.pkg.api.v1alpha1.UpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	69,  // 31: nri.pkg.api.v1alpha1.UpdateContainerRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	85,  // 32: nri.pkg.api.v1alpha1.UpdateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	87,  // 33: nri.pkg.api.v1alpha1.UpdateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
-	56,  // 34: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 35: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	56,  // 36: nri.pkg.api.v1alpha1.StopContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 37: nri.pkg.api.v1alpha1.StopContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	85,  // 38: nri.pkg.api.v1alpha1.StopContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	56,  // 39: nri.pkg.api.v1alpha1.RemoveContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 40: nri.pkg.api.v1alpha1.RemoveContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	2,   // 41: nri.pkg.api.v1alpha1.StateChangeEvent.event:type_name -> nri.pkg.api.v1alpha1.Event
-	56,  // 42: nri.pkg.api.v1alpha1.StateChangeEvent.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 43: nri.pkg.api.v1alpha1.StateChangeEvent.container:type_name -> nri.pkg.api.v1alpha1.Container
-	56,  // 44: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
-	58,  // 45: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
-	79,  // 46: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
-	85,  // 47: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
-	101, // 48: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins
-	53,  // 49: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.plugins:type_name -> nri.pkg.api.v1alpha1.PluginInstance
-	102, // 50: nri.pkg.api.v1alpha1.PodSandbox.labels:type_name -> nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
-	103, // 51: nri.pkg.api.v1alpha1.PodSandbox.annotations:type_name -> nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
-	57,  // 52: nri.pkg.api.v1alpha1.PodSandbox.linux:type_name -> nri.pkg.api.v1alpha1.LinuxPodSandbox
-	69,  // 53: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_overhead:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	69,  // 54: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	64,  // 55: nri.pkg.api.v1alpha1.LinuxPodSandbox.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	69,  // 56: nri.pkg.api.v1alpha1.LinuxPodSandbox.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	3,   // 57: nri.pkg.api.v1alpha1.Container.state:type_name -> nri.pkg.api.v1alpha1.ContainerState
-	104, // 58: nri.pkg.api.v1alpha1.Container.labels:type_name -> nri.pkg.api.v1alpha1.Container.LabelsEntry
-	105, // 59: nri.pkg.api.v1alpha1.Container.annotations:type_name -> nri.pkg.api.v1alpha1.Container.AnnotationsEntry
-	60,  // 60: nri.pkg.api.v1alpha1.Container.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
-	61,  // 61: nri.pkg.api.v1alpha1.Container.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
-	63,  // 62: nri.pkg.api.v1alpha1.Container.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainer
-	74,  // 63: nri.pkg.api.v1alpha1.Container.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
-	67,  // 64: nri.pkg.api.v1alpha1.Container.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
-	68,  // 65: nri.pkg.api.v1alpha1.Container.user:type_name -> nri.pkg.api.v1alpha1.User
-	59,  // 66: nri.pkg.api.v1alpha1.Container.image:type_name -> nri.pkg.api.v1alpha1.Image
-	62,  // 67: nri.pkg.api.v1alpha1.Hooks.prestart:type_name -> nri.pkg.api.v1alpha1.Hook
-	62,  // 68: nri.pkg.api.v1alpha1.Hooks.create_runtime:type_name -> nri.pkg.api.v1alpha1.Hook
-	62,  // 69: nri.pkg.api.v1alpha1.Hooks.create_container:type_name -> nri.pkg.api.v1alpha1.Hook
-	62,  // 70: nri.pkg.api.v1alpha1.Hooks.start_container:type_name -> nri.pkg.api.v1alpha1.Hook
-	62,  // 71: nri.pkg.api.v1alpha1.Hooks.poststart:type_name -> nri.pkg.api.v1alpha1.Hook
-	62,  // 72: nri.pkg.api.v1alpha1.Hooks.poststop:type_name -> nri.pkg.api.v1alpha1.Hook
-	92,  // 73: nri.pkg.api.v1alpha1.Hook.timeout:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	64,  // 74: nri.pkg.api.v1alpha1.LinuxContainer.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	65,  // 75: nri.pkg.api.v1alpha1.LinuxContainer.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
-	69,  // 76: nri.pkg.api.v1alpha1.LinuxContainer.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	92,  // 77: nri.pkg.api.v1alpha1.LinuxContainer.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	76,  // 78: nri.pkg.api.v1alpha1.LinuxContainer.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
-	73,  // 79: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_profile:type_name -> nri.pkg.api.v1alpha1.SecurityProfile
-	81,  // 80: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
-	106, // 81: nri.pkg.api.v1alpha1.LinuxContainer.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
-	107, // 82: nri.pkg.api.v1alpha1.LinuxContainer.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
-	78,  // 83: nri.pkg.api.v1alpha1.LinuxContainer.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
-	88,  // 84: nri.pkg.api.v1alpha1.LinuxContainer.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
-	98,  // 85: nri.pkg.api.v1alpha1.LinuxDevice.file_mode:type_name -> nri.pkg.api.v1alpha1.OptionalFileMode
-	94,  // 86: nri.pkg.api.v1alpha1.LinuxDevice.uid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	94,  // 87: nri.pkg.api.v1alpha1.LinuxDevice.gid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	95,  // 88: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.major:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	95,  // 89: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.minor:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	70,  // 90: nri.pkg.api.v1alpha1.LinuxResources.memory:type_name -> nri.pkg.api.v1alpha1.LinuxMemory
-	71,  // 91: nri.pkg.api.v1alpha1.LinuxResources.cpu:type_name -> nri.pkg.api.v1alpha1.LinuxCPU
-	72,  // 92: nri.pkg.api.v1alpha1.LinuxResources.hugepage_limits:type_name -> nri.pkg.api.v1alpha1.HugepageLimit
-	90,  // 93: nri.pkg.api.v1alpha1.LinuxResources.blockio_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	90,  // 94: nri.pkg.api.v1alpha1.LinuxResources.rdt_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	108, // 95: nri.pkg.api.v1alpha1.LinuxResources.unified:type_name -> nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
-	66,  // 96: nri.pkg.api.v1alpha1.LinuxResources.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDeviceCgroup
-	75,  // 97: nri.pkg.api.v1alpha1.LinuxResources.pids:type_name -> nri.pkg.api.v1alpha1.LinuxPids
-	95,  // 98: nri.pkg.api.v1alpha1.LinuxMemory.limit:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	95,  // 99: nri.pkg.api.v1alpha1.LinuxMemory.reservation:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	95,  // 100: nri.pkg.api.v1alpha1.LinuxMemory.swap:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	95,  // 101: nri.pkg.api.v1alpha1.LinuxMemory.kernel:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	95,  // 102: nri.pkg.api.v1alpha1.LinuxMemory.kernel_tcp:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	96,  // 103: nri.pkg.api.v1alpha1.LinuxMemory.swappiness:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	97,  // 104: nri.pkg.api.v1alpha1.LinuxMemory.disable_oom_killer:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	97,  // 105: nri.pkg.api.v1alpha1.LinuxMemory.use_hierarchy:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	96,  // 106: nri.pkg.api.v1alpha1.LinuxCPU.shares:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	95,  // 107: nri.pkg.api.v1alpha1.LinuxCPU.quota:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	96,  // 108: nri.pkg.api.v1alpha1.LinuxCPU.period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	95,  // 109: nri.pkg.api.v1alpha1.LinuxCPU.realtime_runtime:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
-	96,  // 110: nri.pkg.api.v1alpha1.LinuxCPU.realtime_period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
-	11,  // 111: nri.pkg.api.v1alpha1.SecurityProfile.profile_type:type_name -> nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
-	4,   // 112: nri.pkg.api.v1alpha1.LinuxIOPriority.class:type_name -> nri.pkg.api.v1alpha1.IOPrioClass
-	5,   // 113: nri.pkg.api.v1alpha1.LinuxScheduler.policy:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerPolicy
-	6,   // 114: nri.pkg.api.v1alpha1.LinuxScheduler.flags:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerFlag
-	109, // 115: nri.pkg.api.v1alpha1.ContainerAdjustment.annotations:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
-	60,  // 116: nri.pkg.api.v1alpha1.ContainerAdjustment.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
-	89,  // 117: nri.pkg.api.v1alpha1.ContainerAdjustment.env:type_name -> nri.pkg.api.v1alpha1.KeyValue
-	61,  // 118: nri.pkg.api.v1alpha1.ContainerAdjustment.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
-	80,  // 119: nri.pkg.api.v1alpha1.ContainerAdjustment.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment
-	74,  // 120: nri.pkg.api.v1alpha1.ContainerAdjustment.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
-	67,  // 121: nri.pkg.api.v1alpha1.ContainerAdjustment.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
-	65,  // 122: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
-	69,  // 123: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	92,  // 124: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
-	76,  // 125: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
-	81,  // 126: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
-	64,  // 127: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
-	110, // 128: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
-	111, // 129: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
-	78,  // 130: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
-	88,  // 131: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
-	84,  // 132: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.memory_policy:type_name -> nri.pkg.api.v1alpha1.LinuxMemoryPolicy
-	94,  // 133: nri.pkg.api.v1alpha1.LinuxSeccomp.default_errno:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	82,  // 134: nri.pkg.api.v1alpha1.LinuxSeccomp.syscalls:type_name -> nri.pkg.api.v1alpha1.LinuxSyscall
-	94,  // 135: nri.pkg.api.v1alpha1.LinuxSyscall.errno_ret:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
-	83,  // 136: nri.pkg.api.v1alpha1.LinuxSyscall.args:type_name -> nri.pkg.api.v1alpha1.LinuxSeccompArg
-	7,   // 137: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.mode:type_name -> nri.pkg.api.v1alpha1.MpolMode
-	8,   // 138: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.flags:type_name -> nri.pkg.api.v1alpha1.MpolFlag
-	86,  // 139: nri.pkg.api.v1alpha1.ContainerUpdate.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerUpdate
-	69,  // 140: nri.pkg.api.v1alpha1.LinuxContainerUpdate.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
-	90,  // 141: nri.pkg.api.v1alpha1.LinuxRdt.clos_id:type_name -> nri.pkg.api.v1alpha1.OptionalString
-	91,  // 142: nri.pkg.api.v1alpha1.LinuxRdt.schemata:type_name -> nri.pkg.api.v1alpha1.OptionalRepeatedString
-	97,  // 143: nri.pkg.api.v1alpha1.LinuxRdt.enable_monitoring:type_name -> nri.pkg.api.v1alpha1.OptionalBool
-	112, // 144: nri.pkg.api.v1alpha1.CompoundFieldOwners.owners:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
-	113, // 145: nri.pkg.api.v1alpha1.FieldOwners.simple:type_name -> nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
-	114, // 146: nri.pkg.api.v1alpha1.FieldOwners.compound:type_name -> nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
-	115, // 147: nri.pkg.api.v1alpha1.OwningPlugins.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
-	77,  // 148: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
-	77,  // 149: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
-	99,  // 150: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry.value:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners
-	100, // 151: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry.value:type_name -> nri.pkg.api.v1alpha1.FieldOwners
-	12,  // 152: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:input_type -> nri.pkg.api.v1alpha1.RegisterPluginRequest
-	14,  // 153: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:input_type -> nri.pkg.api.v1alpha1.UpdateContainersRequest
-	17,  // 154: nri.pkg.api.v1alpha1.Plugin.Configure:input_type -> nri.pkg.api.v1alpha1.ConfigureRequest
-	20,  // 155: nri.pkg.api.v1alpha1.Plugin.Synchronize:input_type -> nri.pkg.api.v1alpha1.SynchronizeRequest
-	22,  // 156: nri.pkg.api.v1alpha1.Plugin.Shutdown:input_type -> nri.pkg.api.v1alpha1.ShutdownRequest
-	25,  // 157: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:input_type -> nri.pkg.api.v1alpha1.RunPodSandboxRequest
-	27,  // 158: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
-	29,  // 159: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
-	31,  // 160: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:input_type -> nri.pkg.api.v1alpha1.StopPodSandboxRequest
-	33,  // 161: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:input_type -> nri.pkg.api.v1alpha1.RemovePodSandboxRequest
-	35,  // 162: nri.pkg.api.v1alpha1.Plugin.CreateContainer:input_type -> nri.pkg.api.v1alpha1.CreateContainerRequest
-	37,  // 163: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:input_type -> nri.pkg.api.v1alpha1.PostCreateContainerRequest
-	39,  // 164: nri.pkg.api.v1alpha1.Plugin.StartContainer:input_type -> nri.pkg.api.v1alpha1.StartContainerRequest
-	41,  // 165: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:input_type -> nri.pkg.api.v1alpha1.PostStartContainerRequest
-	43,  // 166: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:input_type -> nri.pkg.api.v1alpha1.UpdateContainerRequest
-	45,  // 167: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:input_type -> nri.pkg.api.v1alpha1.PostUpdateContainerRequest
-	47,  // 168: nri.pkg.api.v1alpha1.Plugin.StopContainer:input_type -> nri.pkg.api.v1alpha1.StopContainerRequest
-	49,  // 169: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:input_type -> nri.pkg.api.v1alpha1.RemoveContainerRequest
-	51,  // 170: nri.pkg.api.v1alpha1.Plugin.StateChange:input_type -> nri.pkg.api.v1alpha1.StateChangeEvent
-	52,  // 171: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:input_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
-	23,  // 172: nri.pkg.api.v1alpha1.Plugin.RoleChange:input_type -> nri.pkg.api.v1alpha1.RoleChangeRequest
-	16,  // 173: nri.pkg.api.v1alpha1.HostFunctions.Log:input_type -> nri.pkg.api.v1alpha1.LogRequest
-	13,  // 174: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:output_type -> nri.pkg.api.v1alpha1.RegisterPluginResponse
-	15,  // 175: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:output_type -> nri.pkg.api.v1alpha1.UpdateContainersResponse
-	18,  // 176: nri.pkg.api.v1alpha1.Plugin.Configure:output_type -> nri.pkg.api.v1alpha1.ConfigureResponse
-	24,  // 177: nri.pkg.api.v1alpha1.Plugin.Synchronize:output_type -> nri.pkg.api.v1alpha1.SynchronizeResponse
-	55,  // 178: nri.pkg.api.v1alpha1.Plugin.Shutdown:output_type -> nri.pkg.api.v1alpha1.Empty
-	26,  // 179: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:output_type -> nri.pkg.api.v1alpha1.RunPodSandboxResponse
-	28,  // 180: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
-	30,  // 181: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
-	32,  // 182: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:output_type -> nri.pkg.api.v1alpha1.StopPodSandboxResponse
-	34,  // 183: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:output_type -> nri.pkg.api.v1alpha1.RemovePodSandboxResponse
-	36,  // 184: nri.pkg.api.v1alpha1.Plugin.CreateContainer:output_type -> nri.pkg.api.v1alpha1.CreateContainerResponse
-	38,  // 185: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:output_type -> nri.pkg.api.v1alpha1.PostCreateContainerResponse
-	40,  // 186: nri.pkg.api.v1alpha1.Plugin.StartContainer:output_type -> nri.pkg.api.v1alpha1.StartContainerResponse
-	42,  // 187: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:output_type -> nri.pkg.api.v1alpha1.PostStartContainerResponse
-	44,  // 188: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:output_type -> nri.pkg.api.v1alpha1.UpdateContainerResponse
-	46,  // 189: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:output_type -> nri.pkg.api.v1alpha1.PostUpdateContainerResponse
-	48,  // 190: nri.pkg.api.v1alpha1.Plugin.StopContainer:output_type -> nri.pkg.api.v1alpha1.StopContainerResponse
-	50,  // 191: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:output_type -> nri.pkg.api.v1alpha1.RemoveContainerResponse
-	55,  // 192: nri.pkg.api.v1alpha1.Plugin.StateChange:output_type -> nri.pkg.api.v1alpha1.Empty
-	54,  // 193: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:output_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
-	55,  // 194: nri.pkg.api.v1alpha1.Plugin.RoleChange:output_type -> nri.pkg.api.v1alpha1.Empty
-	55,  // 195: nri.pkg.api.v1alpha1.HostFunctions.Log:output_type -> nri.pkg.api.v1alpha1.Empty
-	174, // [174:196] is the sub-list for method output_type
-	152, // [152:174] is the sub-list for method input_type
-	152, // [152:152] is the sub-list for extension type_name
-	152, // [152:152] is the sub-list for extension extendee
-	0,   // [0:152] is the sub-list for field type_name
+	22,  // 8: nri.pkg.api.v1alpha1.Takeover.predecessor_pod:type_name -> nri.pkg.api.v1alpha1.PodIdentity
+	0,   // 9: nri.pkg.api.v1alpha1.ShutdownRequest.reason:type_name -> nri.pkg.api.v1alpha1.ShutdownReason
+	1,   // 10: nri.pkg.api.v1alpha1.RoleChangeRequest.role:type_name -> nri.pkg.api.v1alpha1.PluginRole
+	86,  // 11: nri.pkg.api.v1alpha1.SynchronizeResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	57,  // 12: nri.pkg.api.v1alpha1.RunPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	57,  // 13: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	70,  // 14: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.overhead_linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	70,  // 15: nri.pkg.api.v1alpha1.UpdatePodSandboxRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	57,  // 16: nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	57,  // 17: nri.pkg.api.v1alpha1.StopPodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	57,  // 18: nri.pkg.api.v1alpha1.RemovePodSandboxRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	57,  // 19: nri.pkg.api.v1alpha1.CreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 20: nri.pkg.api.v1alpha1.CreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	80,  // 21: nri.pkg.api.v1alpha1.CreateContainerResponse.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
+	86,  // 22: nri.pkg.api.v1alpha1.CreateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	88,  // 23: nri.pkg.api.v1alpha1.CreateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	57,  // 24: nri.pkg.api.v1alpha1.PostCreateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 25: nri.pkg.api.v1alpha1.PostCreateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	57,  // 26: nri.pkg.api.v1alpha1.StartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 27: nri.pkg.api.v1alpha1.StartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	57,  // 28: nri.pkg.api.v1alpha1.PostStartContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 29: nri.pkg.api.v1alpha1.PostStartContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	57,  // 30: nri.pkg.api.v1alpha1.UpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 31: nri.pkg.api.v1alpha1.UpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	70,  // 32: nri.pkg.api.v1alpha1.UpdateContainerRequest.linux_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	86,  // 33: nri.pkg.api.v1alpha1.UpdateContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	88,  // 34: nri.pkg.api.v1alpha1.UpdateContainerResponse.evict:type_name -> nri.pkg.api.v1alpha1.ContainerEviction
+	57,  // 35: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 36: nri.pkg.api.v1alpha1.PostUpdateContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	57,  // 37: nri.pkg.api.v1alpha1.StopContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 38: nri.pkg.api.v1alpha1.StopContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	86,  // 39: nri.pkg.api.v1alpha1.StopContainerResponse.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	57,  // 40: nri.pkg.api.v1alpha1.RemoveContainerRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 41: nri.pkg.api.v1alpha1.RemoveContainerRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	2,   // 42: nri.pkg.api.v1alpha1.StateChangeEvent.event:type_name -> nri.pkg.api.v1alpha1.Event
+	57,  // 43: nri.pkg.api.v1alpha1.StateChangeEvent.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 44: nri.pkg.api.v1alpha1.StateChangeEvent.container:type_name -> nri.pkg.api.v1alpha1.Container
+	57,  // 45: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.pod:type_name -> nri.pkg.api.v1alpha1.PodSandbox
+	59,  // 46: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.container:type_name -> nri.pkg.api.v1alpha1.Container
+	80,  // 47: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.adjust:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment
+	86,  // 48: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.update:type_name -> nri.pkg.api.v1alpha1.ContainerUpdate
+	102, // 49: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins
+	54,  // 50: nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest.plugins:type_name -> nri.pkg.api.v1alpha1.PluginInstance
+	103, // 51: nri.pkg.api.v1alpha1.PodSandbox.labels:type_name -> nri.pkg.api.v1alpha1.PodSandbox.LabelsEntry
+	104, // 52: nri.pkg.api.v1alpha1.PodSandbox.annotations:type_name -> nri.pkg.api.v1alpha1.PodSandbox.AnnotationsEntry
+	58,  // 53: nri.pkg.api.v1alpha1.PodSandbox.linux:type_name -> nri.pkg.api.v1alpha1.LinuxPodSandbox
+	70,  // 54: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_overhead:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	70,  // 55: nri.pkg.api.v1alpha1.LinuxPodSandbox.pod_resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	65,  // 56: nri.pkg.api.v1alpha1.LinuxPodSandbox.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	70,  // 57: nri.pkg.api.v1alpha1.LinuxPodSandbox.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	3,   // 58: nri.pkg.api.v1alpha1.Container.state:type_name -> nri.pkg.api.v1alpha1.ContainerState
+	105, // 59: nri.pkg.api.v1alpha1.Container.labels:type_name -> nri.pkg.api.v1alpha1.Container.LabelsEntry
+	106, // 60: nri.pkg.api.v1alpha1.Container.annotations:type_name -> nri.pkg.api.v1alpha1.Container.AnnotationsEntry
+	61,  // 61: nri.pkg.api.v1alpha1.Container.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
+	62,  // 62: nri.pkg.api.v1alpha1.Container.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
+	64,  // 63: nri.pkg.api.v1alpha1.Container.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainer
+	75,  // 64: nri.pkg.api.v1alpha1.Container.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
+	68,  // 65: nri.pkg.api.v1alpha1.Container.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
+	69,  // 66: nri.pkg.api.v1alpha1.Container.user:type_name -> nri.pkg.api.v1alpha1.User
+	60,  // 67: nri.pkg.api.v1alpha1.Container.image:type_name -> nri.pkg.api.v1alpha1.Image
+	63,  // 68: nri.pkg.api.v1alpha1.Hooks.prestart:type_name -> nri.pkg.api.v1alpha1.Hook
+	63,  // 69: nri.pkg.api.v1alpha1.Hooks.create_runtime:type_name -> nri.pkg.api.v1alpha1.Hook
+	63,  // 70: nri.pkg.api.v1alpha1.Hooks.create_container:type_name -> nri.pkg.api.v1alpha1.Hook
+	63,  // 71: nri.pkg.api.v1alpha1.Hooks.start_container:type_name -> nri.pkg.api.v1alpha1.Hook
+	63,  // 72: nri.pkg.api.v1alpha1.Hooks.poststart:type_name -> nri.pkg.api.v1alpha1.Hook
+	63,  // 73: nri.pkg.api.v1alpha1.Hooks.poststop:type_name -> nri.pkg.api.v1alpha1.Hook
+	93,  // 74: nri.pkg.api.v1alpha1.Hook.timeout:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	65,  // 75: nri.pkg.api.v1alpha1.LinuxContainer.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	66,  // 76: nri.pkg.api.v1alpha1.LinuxContainer.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
+	70,  // 77: nri.pkg.api.v1alpha1.LinuxContainer.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	93,  // 78: nri.pkg.api.v1alpha1.LinuxContainer.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	77,  // 79: nri.pkg.api.v1alpha1.LinuxContainer.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
+	74,  // 80: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_profile:type_name -> nri.pkg.api.v1alpha1.SecurityProfile
+	82,  // 81: nri.pkg.api.v1alpha1.LinuxContainer.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
+	107, // 82: nri.pkg.api.v1alpha1.LinuxContainer.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.SysctlEntry
+	108, // 83: nri.pkg.api.v1alpha1.LinuxContainer.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry
+	79,  // 84: nri.pkg.api.v1alpha1.LinuxContainer.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
+	89,  // 85: nri.pkg.api.v1alpha1.LinuxContainer.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
+	99,  // 86: nri.pkg.api.v1alpha1.LinuxDevice.file_mode:type_name -> nri.pkg.api.v1alpha1.OptionalFileMode
+	95,  // 87: nri.pkg.api.v1alpha1.LinuxDevice.uid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	95,  // 88: nri.pkg.api.v1alpha1.LinuxDevice.gid:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	96,  // 89: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.major:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	96,  // 90: nri.pkg.api.v1alpha1.LinuxDeviceCgroup.minor:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	71,  // 91: nri.pkg.api.v1alpha1.LinuxResources.memory:type_name -> nri.pkg.api.v1alpha1.LinuxMemory
+	72,  // 92: nri.pkg.api.v1alpha1.LinuxResources.cpu:type_name -> nri.pkg.api.v1alpha1.LinuxCPU
+	73,  // 93: nri.pkg.api.v1alpha1.LinuxResources.hugepage_limits:type_name -> nri.pkg.api.v1alpha1.HugepageLimit
+	91,  // 94: nri.pkg.api.v1alpha1.LinuxResources.blockio_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	91,  // 95: nri.pkg.api.v1alpha1.LinuxResources.rdt_class:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	109, // 96: nri.pkg.api.v1alpha1.LinuxResources.unified:type_name -> nri.pkg.api.v1alpha1.LinuxResources.UnifiedEntry
+	67,  // 97: nri.pkg.api.v1alpha1.LinuxResources.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDeviceCgroup
+	76,  // 98: nri.pkg.api.v1alpha1.LinuxResources.pids:type_name -> nri.pkg.api.v1alpha1.LinuxPids
+	96,  // 99: nri.pkg.api.v1alpha1.LinuxMemory.limit:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	96,  // 100: nri.pkg.api.v1alpha1.LinuxMemory.reservation:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	96,  // 101: nri.pkg.api.v1alpha1.LinuxMemory.swap:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	96,  // 102: nri.pkg.api.v1alpha1.LinuxMemory.kernel:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	96,  // 103: nri.pkg.api.v1alpha1.LinuxMemory.kernel_tcp:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	97,  // 104: nri.pkg.api.v1alpha1.LinuxMemory.swappiness:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	98,  // 105: nri.pkg.api.v1alpha1.LinuxMemory.disable_oom_killer:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	98,  // 106: nri.pkg.api.v1alpha1.LinuxMemory.use_hierarchy:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	97,  // 107: nri.pkg.api.v1alpha1.LinuxCPU.shares:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	96,  // 108: nri.pkg.api.v1alpha1.LinuxCPU.quota:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	97,  // 109: nri.pkg.api.v1alpha1.LinuxCPU.period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	96,  // 110: nri.pkg.api.v1alpha1.LinuxCPU.realtime_runtime:type_name -> nri.pkg.api.v1alpha1.OptionalInt64
+	97,  // 111: nri.pkg.api.v1alpha1.LinuxCPU.realtime_period:type_name -> nri.pkg.api.v1alpha1.OptionalUInt64
+	11,  // 112: nri.pkg.api.v1alpha1.SecurityProfile.profile_type:type_name -> nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
+	4,   // 113: nri.pkg.api.v1alpha1.LinuxIOPriority.class:type_name -> nri.pkg.api.v1alpha1.IOPrioClass
+	5,   // 114: nri.pkg.api.v1alpha1.LinuxScheduler.policy:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerPolicy
+	6,   // 115: nri.pkg.api.v1alpha1.LinuxScheduler.flags:type_name -> nri.pkg.api.v1alpha1.LinuxSchedulerFlag
+	110, // 116: nri.pkg.api.v1alpha1.ContainerAdjustment.annotations:type_name -> nri.pkg.api.v1alpha1.ContainerAdjustment.AnnotationsEntry
+	61,  // 117: nri.pkg.api.v1alpha1.ContainerAdjustment.mounts:type_name -> nri.pkg.api.v1alpha1.Mount
+	90,  // 118: nri.pkg.api.v1alpha1.ContainerAdjustment.env:type_name -> nri.pkg.api.v1alpha1.KeyValue
+	62,  // 119: nri.pkg.api.v1alpha1.ContainerAdjustment.hooks:type_name -> nri.pkg.api.v1alpha1.Hooks
+	81,  // 120: nri.pkg.api.v1alpha1.ContainerAdjustment.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment
+	75,  // 121: nri.pkg.api.v1alpha1.ContainerAdjustment.rlimits:type_name -> nri.pkg.api.v1alpha1.POSIXRlimit
+	68,  // 122: nri.pkg.api.v1alpha1.ContainerAdjustment.CDI_devices:type_name -> nri.pkg.api.v1alpha1.CDIDevice
+	66,  // 123: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.devices:type_name -> nri.pkg.api.v1alpha1.LinuxDevice
+	70,  // 124: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	93,  // 125: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.oom_score_adj:type_name -> nri.pkg.api.v1alpha1.OptionalInt
+	77,  // 126: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.io_priority:type_name -> nri.pkg.api.v1alpha1.LinuxIOPriority
+	82,  // 127: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.seccomp_policy:type_name -> nri.pkg.api.v1alpha1.LinuxSeccomp
+	65,  // 128: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.namespaces:type_name -> nri.pkg.api.v1alpha1.LinuxNamespace
+	111, // 129: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.sysctl:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.SysctlEntry
+	112, // 130: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.net_devices:type_name -> nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry
+	79,  // 131: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.scheduler:type_name -> nri.pkg.api.v1alpha1.LinuxScheduler
+	89,  // 132: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.rdt:type_name -> nri.pkg.api.v1alpha1.LinuxRdt
+	85,  // 133: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.memory_policy:type_name -> nri.pkg.api.v1alpha1.LinuxMemoryPolicy
+	95,  // 134: nri.pkg.api.v1alpha1.LinuxSeccomp.default_errno:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	83,  // 135: nri.pkg.api.v1alpha1.LinuxSeccomp.syscalls:type_name -> nri.pkg.api.v1alpha1.LinuxSyscall
+	95,  // 136: nri.pkg.api.v1alpha1.LinuxSyscall.errno_ret:type_name -> nri.pkg.api.v1alpha1.OptionalUInt32
+	84,  // 137: nri.pkg.api.v1alpha1.LinuxSyscall.args:type_name -> nri.pkg.api.v1alpha1.LinuxSeccompArg
+	7,   // 138: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.mode:type_name -> nri.pkg.api.v1alpha1.MpolMode
+	8,   // 139: nri.pkg.api.v1alpha1.LinuxMemoryPolicy.flags:type_name -> nri.pkg.api.v1alpha1.MpolFlag
+	87,  // 140: nri.pkg.api.v1alpha1.ContainerUpdate.linux:type_name -> nri.pkg.api.v1alpha1.LinuxContainerUpdate
+	70,  // 141: nri.pkg.api.v1alpha1.LinuxContainerUpdate.resources:type_name -> nri.pkg.api.v1alpha1.LinuxResources
+	91,  // 142: nri.pkg.api.v1alpha1.LinuxRdt.clos_id:type_name -> nri.pkg.api.v1alpha1.OptionalString
+	92,  // 143: nri.pkg.api.v1alpha1.LinuxRdt.schemata:type_name -> nri.pkg.api.v1alpha1.OptionalRepeatedString
+	98,  // 144: nri.pkg.api.v1alpha1.LinuxRdt.enable_monitoring:type_name -> nri.pkg.api.v1alpha1.OptionalBool
+	113, // 145: nri.pkg.api.v1alpha1.CompoundFieldOwners.owners:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners.OwnersEntry
+	114, // 146: nri.pkg.api.v1alpha1.FieldOwners.simple:type_name -> nri.pkg.api.v1alpha1.FieldOwners.SimpleEntry
+	115, // 147: nri.pkg.api.v1alpha1.FieldOwners.compound:type_name -> nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry
+	116, // 148: nri.pkg.api.v1alpha1.OwningPlugins.owners:type_name -> nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry
+	78,  // 149: nri.pkg.api.v1alpha1.LinuxContainer.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
+	78,  // 150: nri.pkg.api.v1alpha1.LinuxContainerAdjustment.NetDevicesEntry.value:type_name -> nri.pkg.api.v1alpha1.LinuxNetDevice
+	100, // 151: nri.pkg.api.v1alpha1.FieldOwners.CompoundEntry.value:type_name -> nri.pkg.api.v1alpha1.CompoundFieldOwners
+	101, // 152: nri.pkg.api.v1alpha1.OwningPlugins.OwnersEntry.value:type_name -> nri.pkg.api.v1alpha1.FieldOwners
+	12,  // 153: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:input_type -> nri.pkg.api.v1alpha1.RegisterPluginRequest
+	14,  // 154: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:input_type -> nri.pkg.api.v1alpha1.UpdateContainersRequest
+	17,  // 155: nri.pkg.api.v1alpha1.Plugin.Configure:input_type -> nri.pkg.api.v1alpha1.ConfigureRequest
+	20,  // 156: nri.pkg.api.v1alpha1.Plugin.Synchronize:input_type -> nri.pkg.api.v1alpha1.SynchronizeRequest
+	23,  // 157: nri.pkg.api.v1alpha1.Plugin.Shutdown:input_type -> nri.pkg.api.v1alpha1.ShutdownRequest
+	26,  // 158: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:input_type -> nri.pkg.api.v1alpha1.RunPodSandboxRequest
+	28,  // 159: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
+	30,  // 160: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:input_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
+	32,  // 161: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:input_type -> nri.pkg.api.v1alpha1.StopPodSandboxRequest
+	34,  // 162: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:input_type -> nri.pkg.api.v1alpha1.RemovePodSandboxRequest
+	36,  // 163: nri.pkg.api.v1alpha1.Plugin.CreateContainer:input_type -> nri.pkg.api.v1alpha1.CreateContainerRequest
+	38,  // 164: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:input_type -> nri.pkg.api.v1alpha1.PostCreateContainerRequest
+	40,  // 165: nri.pkg.api.v1alpha1.Plugin.StartContainer:input_type -> nri.pkg.api.v1alpha1.StartContainerRequest
+	42,  // 166: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:input_type -> nri.pkg.api.v1alpha1.PostStartContainerRequest
+	44,  // 167: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:input_type -> nri.pkg.api.v1alpha1.UpdateContainerRequest
+	46,  // 168: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:input_type -> nri.pkg.api.v1alpha1.PostUpdateContainerRequest
+	48,  // 169: nri.pkg.api.v1alpha1.Plugin.StopContainer:input_type -> nri.pkg.api.v1alpha1.StopContainerRequest
+	50,  // 170: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:input_type -> nri.pkg.api.v1alpha1.RemoveContainerRequest
+	52,  // 171: nri.pkg.api.v1alpha1.Plugin.StateChange:input_type -> nri.pkg.api.v1alpha1.StateChangeEvent
+	53,  // 172: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:input_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
+	24,  // 173: nri.pkg.api.v1alpha1.Plugin.RoleChange:input_type -> nri.pkg.api.v1alpha1.RoleChangeRequest
+	16,  // 174: nri.pkg.api.v1alpha1.HostFunctions.Log:input_type -> nri.pkg.api.v1alpha1.LogRequest
+	13,  // 175: nri.pkg.api.v1alpha1.Runtime.RegisterPlugin:output_type -> nri.pkg.api.v1alpha1.RegisterPluginResponse
+	15,  // 176: nri.pkg.api.v1alpha1.Runtime.UpdateContainers:output_type -> nri.pkg.api.v1alpha1.UpdateContainersResponse
+	18,  // 177: nri.pkg.api.v1alpha1.Plugin.Configure:output_type -> nri.pkg.api.v1alpha1.ConfigureResponse
+	25,  // 178: nri.pkg.api.v1alpha1.Plugin.Synchronize:output_type -> nri.pkg.api.v1alpha1.SynchronizeResponse
+	56,  // 179: nri.pkg.api.v1alpha1.Plugin.Shutdown:output_type -> nri.pkg.api.v1alpha1.Empty
+	27,  // 180: nri.pkg.api.v1alpha1.Plugin.RunPodSandbox:output_type -> nri.pkg.api.v1alpha1.RunPodSandboxResponse
+	29,  // 181: nri.pkg.api.v1alpha1.Plugin.UpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
+	31,  // 182: nri.pkg.api.v1alpha1.Plugin.PostUpdatePodSandbox:output_type -> nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
+	33,  // 183: nri.pkg.api.v1alpha1.Plugin.StopPodSandbox:output_type -> nri.pkg.api.v1alpha1.StopPodSandboxResponse
+	35,  // 184: nri.pkg.api.v1alpha1.Plugin.RemovePodSandbox:output_type -> nri.pkg.api.v1alpha1.RemovePodSandboxResponse
+	37,  // 185: nri.pkg.api.v1alpha1.Plugin.CreateContainer:output_type -> nri.pkg.api.v1alpha1.CreateContainerResponse
+	39,  // 186: nri.pkg.api.v1alpha1.Plugin.PostCreateContainer:output_type -> nri.pkg.api.v1alpha1.PostCreateContainerResponse
+	41,  // 187: nri.pkg.api.v1alpha1.Plugin.StartContainer:output_type -> nri.pkg.api.v1alpha1.StartContainerResponse
+	43,  // 188: nri.pkg.api.v1alpha1.Plugin.PostStartContainer:output_type -> nri.pkg.api.v1alpha1.PostStartContainerResponse
+	45,  // 189: nri.pkg.api.v1alpha1.Plugin.UpdateContainer:output_type -> nri.pkg.api.v1alpha1.UpdateContainerResponse
+	47,  // 190: nri.pkg.api.v1alpha1.Plugin.PostUpdateContainer:output_type -> nri.pkg.api.v1alpha1.PostUpdateContainerResponse
+	49,  // 191: nri.pkg.api.v1alpha1.Plugin.StopContainer:output_type -> nri.pkg.api.v1alpha1.StopContainerResponse
+	51,  // 192: nri.pkg.api.v1alpha1.Plugin.RemoveContainer:output_type -> nri.pkg.api.v1alpha1.RemoveContainerResponse
+	56,  // 193: nri.pkg.api.v1alpha1.Plugin.StateChange:output_type -> nri.pkg.api.v1alpha1.Empty
+	55,  // 194: nri.pkg.api.v1alpha1.Plugin.ValidateContainerAdjustment:output_type -> nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
+	56,  // 195: nri.pkg.api.v1alpha1.Plugin.RoleChange:output_type -> nri.pkg.api.v1alpha1.Empty
+	56,  // 196: nri.pkg.api.v1alpha1.HostFunctions.Log:output_type -> nri.pkg.api.v1alpha1.Empty
+	175, // [175:197] is the sub-list for method output_type
+	153, // [153:175] is the sub-list for method input_type
+	153, // [153:153] is the sub-list for extension type_name
+	153, // [153:153] is the sub-list for extension extendee
+	0,   // [0:153] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -7342,7 +7434,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      12,
-			NumMessages:   104,
+			NumMessages:   105,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -19,20 +19,35 @@ package adaptation
 //	builtin     opted-in           a builtin or pre-installed plugin has its name
 //	beside      written for        an opted-in instance holding its name and index
 //	            upstream           may supersede it (it would run beside it, or flap back)
-//	supersede   opted-in           the SupersedePolicy lets it evict some instances of its
-//	                               name's slot but not others (at registration, where it
-//	                               chooses the lineage), or not the instances of its slot
-//	                               (at the switch)
+//	identity    opted-in, with     the runtime could not place its process (it exited, or
+//	            the workload rule  its container is not listed yet): retried by restarting
+//	supersede   opted-in           the supersede rules let it evict some instances of its
+//	                               name's slot but not others, or none while one of them
+//	                               runs in a pod of another workload (at registration,
+//	                               where it chooses the lineage), or not the instances of
+//	                               its slot (at the switch)
 //	retired     opted-in           its lineage superseded its instance id
 //	generation  opted-in           its rollout generation is lower than the active or pending
-//	                               instance's of its lineage
+//	                               instance's of its lineage (the pod's
+//	                               pod-template-generation with the workload rule)
 //	downgrade   opted-in, with     its plugin version is lower than the active instance's
 //	            WithRefuseDowngrades
 //
+// Who may supersede whom (maySupersede): with the workload rule on
+// (identity.go, the default) an instance in a pod only one in a pod of the
+// same workload, and no pod instance a host process or the reverse; between
+// processes outside any pod, and everywhere with the rule off, the
+// SupersedePolicy on credentials (supersede.go, same uid by default).
+//
 // Lineage: an opted-in instance shares the slot of its name only with
-// instances it may supersede (SupersedePolicy); if no slot of its name is
-// such, it gets a slot of its own and runs beside the others, as two plugins
-// of one name do under upstream NRI. The policy is thus consulted before any
+// instances it may supersede; if no slot of its name is such, it gets a slot
+// of its own and runs beside the others, as two plugins of one name do under
+// upstream NRI, unless the name is held by an instance in a pod whose
+// workload it is not part of: then it is refused (a squatter beside a
+// DaemonSet's plugin would act on every container a second time). A pod
+// instance beside a host process of its name, which neither may supersede,
+// runs beside it: a process on the host that registered first keeps no
+// DaemonSet out. The policy is thus consulted before any
 // precedence rule, and an instance nobody may supersede from (another user's,
 // say) can neither take over nor keep a legitimate successor out: it is in
 // another lineage. At its switch an opted-in instance takes over the plugins
@@ -40,6 +55,7 @@ package adaptation
 // (victims).
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -94,6 +110,17 @@ var admissionRules = []admissionRule{
 		}
 		return nil
 	}},
+	{"identity", optedIn, func(a *admission) error {
+		p := a.p
+		if !a.g.workloadChecked(p, p) || p.identity().Place != PeerUnknown {
+			return nil
+		}
+		why := "its container is not among those the runtime lists yet"
+		if p.cgroupErr != nil {
+			why = p.cgroupErr.Error()
+		}
+		return fmt.Errorf("plugin %s: the runtime cannot place its process (%s); it may register again once it can", p.describe(), why)
+	}},
 	{"supersede", optedIn, func(a *admission) error {
 		if !a.atSwitch {
 			var err error
@@ -121,10 +148,14 @@ var admissionRules = []admissionRule{
 			return nil
 		}
 		p := a.p
+		pg, pok := a.g.precedence(p)
 		for _, inc := range []*plugin{a.s.active, a.s.candidate} {
-			if inc != nil && inc != p && p.generation != 0 && inc.generation != 0 && p.generation < inc.generation {
+			if inc == nil || inc == p {
+				continue
+			}
+			if ig, iok := a.g.precedence(inc); pok && iok && pg < ig {
 				return fmt.Errorf("plugin %s is older than %s (rollout generation %d < %d)",
-					p.describe(), inc.describe(), p.generation, inc.generation)
+					a.g.who(p), a.g.who(inc), pg, ig)
 			}
 		}
 		return nil
@@ -200,12 +231,16 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 // policy changed, or is not symmetric) refuses it: p could neither take over
 // cleanly nor run beside them. g.mu is held.
 func (g *registry) lineage(p *plugin) (*slot, error) {
+	var held error // the name is held by a pod instance of another workload
 	for _, s := range g.named[p.base] {
 		var allowed int
 		var refusal error
 		for _, q := range s.members() {
 			if err := g.maySupersede(q, p); err != nil {
 				refusal = err
+				if held == nil && holdsName(err) {
+					held = err
+				}
 			} else {
 				allowed++
 			}
@@ -217,7 +252,15 @@ func (g *registry) lineage(p *plugin) (*slot, error) {
 			return nil, refusal
 		}
 	}
-	return nil, nil
+	return nil, held
+}
+
+// holdsName tells whether a refusal to supersede is the workload rule's with
+// the predecessor in a pod: a pod's plugin holds its name against every
+// process outside its workload.
+func holdsName(err error) bool {
+	var ir *IdentityRefusal
+	return errors.As(err, &ir) && ir.Predecessor.Place == PeerInPod && ir.Successor.Place != PeerUnknown
 }
 
 // admitSwitch is admission at p's switch: the rules again, now that they
@@ -250,9 +293,20 @@ func (g *registry) legacyVictims(p *plugin) []*plugin {
 	return out
 }
 
-// maySupersede applies the supersede policy (supersede.go) to successor
-// evicting predecessor.
+// maySupersede decides whether successor may evict predecessor: the
+// workload rule where it applies and either runs in a pod (identity.go),
+// else the supersede policy on credentials (supersede.go). g.mu is held.
 func (g *registry) maySupersede(predecessor, successor *plugin) error {
+	if g.workloadChecked(predecessor, successor) {
+		pi, si := predecessor.identity(), successor.identity()
+		if pi.Place != PeerOutsidePod || si.Place != PeerOutsidePod {
+			if err := SupersedeSameWorkload(pi, si); err != nil {
+				return fmt.Errorf("plugin %s (%s) may not supersede %s (%s): %w",
+					successor.describe(), si.PodString(), predecessor.describe(), pi.PodString(), err)
+			}
+			return nil
+		}
+	}
 	policy := g.policy.supersede
 	if policy == nil {
 		policy = SupersedeSameUID
@@ -262,6 +316,15 @@ func (g *registry) maySupersede(predecessor, successor *plugin) error {
 			successor.describe(), successor.cred.UID, predecessor.describe(), predecessor.cred.UID, err)
 	}
 	return nil
+}
+
+// who names an instance for a refusal: with the workload rule, where the
+// runtime placed it too. g.mu is held.
+func (g *registry) who(p *plugin) string {
+	if !g.policy.workload || p.ident == nil {
+		return p.describe()
+	}
+	return p.describe() + " (" + p.identity().PodString() + ")"
 }
 
 // members are the instances in a slot.

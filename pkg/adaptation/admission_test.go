@@ -48,6 +48,21 @@ func TestAdmissionRules(t *testing.T) {
 			_, err := g.swap(l)
 			return err
 		}},
+		{"identity", func(t *testing.T, g *registry) error {
+			g.policy.workload = true
+			p := g.optedIn("10", "p", "a", 1, "")
+			p.cgroupErr, p.ident = nil, &verified{place: PeerUnknown}
+			_, err := g.place(p)
+			return err
+		}},
+		{"supersede: at registration (the name held by a pod of another workload)", func(t *testing.T, g *registry) error {
+			g.policy.workload = true
+			a := inPod(g.optedIn("10", "p", "a", 1, ""), "kube-system", "p-h1", "p", 1)
+			place(t, g, a)
+			g.switchNow(t, a)
+			_, err := g.place(onHost(g.optedIn("10", "p", "x", 2, "")))
+			return err
+		}},
 		{"supersede: at registration (a slot it may evict only part of)", func(t *testing.T, g *registry) error {
 			g.policy.grace = time.Hour
 			a := as(g.optedIn("10", "p", "a", 1, ""), 0, 0)

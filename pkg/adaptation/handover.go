@@ -100,16 +100,21 @@ func (p *plugin) describe() string {
 	return s
 }
 
-// screen places a registering plugin (registry.place) and disconnects a
-// pending candidate it displaced.
-func (g *registry) screen(p *plugin) error {
+// screen places a registering plugin (registry.place), once the runtime
+// placed its process if the rules need it (resolveIdentities), and
+// disconnects a pending candidate it displaced.
+func (g *registry) screen(ctx context.Context, p *plugin) error {
 	g.r.at(pointRegister)
+	g.resolveIdentities(ctx, p)
 	displaced, err := g.place(p)
 	if err != nil {
 		if p.handsOver() {
 			g.recordHandover(p, "rejected", time.Now(), 0)
 		}
 		return err
+	}
+	if where, ok := g.placed(p); ok {
+		g.r.log.Infof(ctx, "plugin %s admitted: %s, uid %d", p.describe(), where, p.cred.UID)
 	}
 	if displaced != nil {
 		g.r.log.Infof(g.r.ctx, "plugin %s displaces %s before it took over", p.describe(), displaced.describe())
@@ -125,15 +130,15 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 	r := g.r
 	start := time.Now()
 	if p.kind == kindBuiltin { // the others were placed when they registered
-		if err := g.screen(p); err != nil {
+		if err := g.screen(ctx, p); err != nil {
 			<-p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil)
 			return err
 		}
 	}
 	takeover := g.takeoverFrom(p)
 	if takeover != nil {
-		r.log.Infof(ctx, "plugin %s takes over from version %q instance %q", p.describe(),
-			takeover.PredecessorVersion, takeover.PredecessorInstance)
+		r.log.Infof(ctx, "plugin %s takes over from version %q instance %q%s", p.describe(),
+			takeover.PredecessorVersion, takeover.PredecessorInstance, g.podsOfTakeover(p, takeover))
 	}
 
 	// Phase 1, no locks, for a plugin with delta rounds: runtime operations
@@ -574,7 +579,8 @@ func (g *registry) takeoverFrom(p *plugin) *api.Takeover {
 		return nil
 	}
 	if a := s.active; a != nil {
-		return &api.Takeover{PredecessorVersion: a.version, PredecessorInstance: a.instance, PredecessorGeneration: a.generation}
+		return &api.Takeover{PredecessorVersion: a.version, PredecessorInstance: a.instance, PredecessorGeneration: a.generation,
+			PredecessorPod: a.podIdentity()}
 	}
 	if len(g.legacyVictims(p)) > 0 {
 		return &api.Takeover{}
@@ -614,8 +620,11 @@ func (g *registry) reactivate(p, lost *plugin, resume *cursor, ticket *gateTicke
 	}
 	defer resume.close()
 	waitStart := time.Now()
+	g.mu.Lock()
+	lostPod := lost.podIdentity()
+	g.mu.Unlock()
 	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
-		PredecessorGeneration: lost.generation, Reactivation: true}
+		PredecessorGeneration: lost.generation, PredecessorPod: lostPod, Reactivation: true}
 	updates, err := g.commit(ctx, p, resume, takeover)
 	r.syncGate.Unlock()
 	if err != nil {

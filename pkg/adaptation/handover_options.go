@@ -10,6 +10,7 @@ type handoverPolicy struct {
 	grace            time.Duration // how long a superseded instance stays as a standby
 	refuseDowngrades bool
 	supersede        SupersedePolicy // who may supersede whom (supersede.go); nil is SupersedeSameUID
+	workload         bool            // the workload rule (identity.go); on unless WithWorkloadIdentity(false)
 }
 
 // WithPluginHandover turns handover on (the default) or off. It applies only
@@ -34,6 +35,23 @@ func WithStandbyGrace(d time.Duration) Option {
 			return fmt.Errorf("invalid standby grace period %s", d)
 		}
 		r.reg.policy.grace = d
+		return nil
+	}
+}
+
+// WithWorkloadIdentity turns the workload rule on (the default) or off. On,
+// the runtime places each opted-in plugin's process in the pod it runs in,
+// from the peer's cgroup and the containers the runtime lists: an instance
+// in a pod may take over only from an instance in a pod of the same workload
+// (same namespace, same labels but the per-revision ones), precedence comes
+// from the pod's pod-template-generation, and while an instance in a pod
+// holds a name no process of another workload may register an opted-in
+// instance of it. Between processes outside any pod the SupersedePolicy
+// decides, as it does everywhere with the rule off. Plugins that did not opt
+// into handover are never refused by it.
+func WithWorkloadIdentity(enabled bool) Option {
+	return func(r *Adaptation) error {
+		r.reg.policy.workload = enabled
 		return nil
 	}
 }

@@ -1,16 +1,21 @@
 package adaptation
 
-// Peer identity (issue 18): which container, and so which pod, a plugin's
-// process runs in, decided from the runtime's own records (the peer's
-// cgroup, read when it connected, matched against the containers the
-// runtime reported) instead of from what the plugin declares.
-//
-// Not yet wired into admission (see docs/proposal.md, issue 18): this file
-// holds the parsing, the matching and the policy, unit-tested on their own.
+// Peer identity: which container, and so which pod, a plugin's process runs
+// in, decided from the runtime's own records instead of from what the plugin
+// declares. The peer's cgroup is read once, when it connects (race-free,
+// peercgroup_linux.go); it is matched against the pods and containers the
+// runtime reports through SyncFn when the plugin registers (resolveIdentities),
+// and the result stays with the plugin: a process does not change pods. The
+// admission rules (admission.go) then compare the verified identities
+// (SupersedeSameWorkload) and take precedence from the pod's
+// pod-template-generation (precedence) rather than from the plugin's word.
 
 import (
+	"context"
 	"errors"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,9 +26,13 @@ import (
 type PeerPlace int
 
 const (
-	// PeerUnknown: no cgroup was read, or it names a pod container the
-	// runtime has not been told about yet (it connected before its own
-	// CreateContainer reached the adaptation).
+	// PeerUnknown: no cgroup could be read (the peer exited before it was
+	// verified), or it is a container of a pod the runtime runs that the
+	// runtime does not list (yet): the peer is placed nowhere rather than
+	// guessed. An opted-in plugin that is unknown is refused at
+	// registration; the kubelet restarts it, and by then its container is
+	// listed (containerd lists a container from its CreateContainer on,
+	// before its process can run).
 	PeerUnknown PeerPlace = iota
 	// PeerOutsidePod: a process outside any pod (systemd, by hand).
 	PeerOutsidePod
@@ -35,6 +44,7 @@ const (
 type PeerPod struct {
 	Namespace, Name, UID, ContainerID string
 	TemplateGeneration                int64 // pod-template-generation label, 0 if none
+	HasTemplateGeneration             bool  // the label is set (and a number)
 	Labels                            map[string]string
 }
 
@@ -77,14 +87,27 @@ func cgroupLeaf(cgroupsPath string) string {
 	return path.Base(cgroupsPath)
 }
 
-// looksLikePod tells whether a cgroup path is under a kubelet pod cgroup.
-func looksLikePod(cg string) bool {
-	return strings.Contains(cg, "kubepods")
+// inPodOf tells whether a cgroup path component names one of the pods: its
+// cgroup parent's last component, or the kubelet's pod cgroup ("pod<uid>",
+// systemd "...-pod<uid with underscores>.slice").
+func inPodOf(comp string, pods []*api.PodSandbox) bool {
+	for _, p := range pods {
+		if parent := p.GetLinux().GetCgroupParent(); parent != "" && parent != "/" && comp == cgroupLeaf(parent) {
+			return true
+		}
+		if uid := p.GetUid(); uid != "" && (strings.Contains(comp, "pod"+uid) ||
+			strings.Contains(comp, "pod"+strings.ReplaceAll(uid, "-", "_"))) {
+			return true
+		}
+	}
+	return false
 }
 
 // resolvePeer places a peer by its cgroup among the known pods and
 // containers. Any component of the peer's cgroup equal to a container's
-// leaf matches (a plugin may run in a sub-cgroup of its container).
+// leaf matches (a plugin may run in a sub-cgroup of its container). A peer
+// under one of the pods' cgroups but in no known container is unknown; any
+// other peer, the runtime's own pods not containing it, is outside any pod.
 func resolvePeer(cg string, pods []*api.PodSandbox, ctrs []*api.Container) (PeerPlace, *PeerPod) {
 	if cg == "" {
 		return PeerUnknown, nil
@@ -101,16 +124,19 @@ func resolvePeer(cg string, pods []*api.PodSandbox, ctrs []*api.Container) (Peer
 			}
 			for _, p := range pods {
 				if p.GetId() == c.GetPodSandboxId() {
-					gen, _ := strconv.ParseInt(p.GetLabels()["pod-template-generation"], 10, 64)
+					gen, err := strconv.ParseInt(p.GetLabels()["pod-template-generation"], 10, 64)
 					return PeerInPod, &PeerPod{Namespace: p.GetNamespace(), Name: p.GetName(), UID: p.GetUid(),
-						ContainerID: c.GetId(), TemplateGeneration: gen, Labels: p.GetLabels()}
+						ContainerID: c.GetId(), TemplateGeneration: gen, HasTemplateGeneration: err == nil,
+						Labels: maps.Clone(p.GetLabels())}
 				}
 			}
 			return PeerUnknown, nil
 		}
 	}
-	if looksLikePod(cg) {
-		return PeerUnknown, nil
+	for _, comp := range comps {
+		if comp != "" && inPodOf(comp, pods) {
+			return PeerUnknown, nil
+		}
 	}
 	return PeerOutsidePod, nil
 }
@@ -191,4 +217,137 @@ func sameWorkload(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// errIdentityUnsupported: the platform cannot read a peer's cgroup without
+// racing pid reuse (no SO_PEERPIDFD: Linux before 6.5, or not Linux). The
+// workload rule then cannot apply to that peer, and the supersede policy on
+// credentials decides alone, as it does with the workload rule off.
+var errIdentityUnsupported = errors.New("the peer's cgroup cannot be read race-free on this platform")
+
+// verified is where the runtime placed a plugin's process, resolved once
+// (resolveIdentities) and kept for the plugin's life.
+type verified struct {
+	place PeerPlace
+	pod   *PeerPod
+}
+
+// identity is what the runtime verified of p: its uid and, once resolved,
+// where it runs. g.mu is held.
+func (p *plugin) identity() PeerIdentity {
+	id := PeerIdentity{UID: p.cred.UID, Place: PeerUnknown}
+	if p.ident != nil {
+		id.Place, id.Pod = p.ident.place, p.ident.pod
+	}
+	return id
+}
+
+// workloadChecked tells whether the workload rule applies between p and q:
+// it is on and both peers' cgroups can be verified on this platform.
+func (g *registry) workloadChecked(p, q *plugin) bool {
+	return g.policy.workload && !errors.Is(p.cgroupErr, errIdentityUnsupported) && !errors.Is(q.cgroupErr, errIdentityUnsupported)
+}
+
+// precedence is p's rollout generation: its pod's pod-template-generation
+// with the workload rule on (the DaemonSet controller sets it, monotonic over
+// rollouts and rollbacks), else what p declared; ok is false when neither is
+// known. g.mu is held.
+func (g *registry) precedence(p *plugin) (gen uint64, ok bool) {
+	if g.policy.workload && p.ident != nil && p.ident.place == PeerInPod {
+		if pod := p.ident.pod; pod.HasTemplateGeneration && pod.TemplateGeneration >= 0 {
+			return uint64(pod.TemplateGeneration), true
+		}
+	}
+	return p.generation, p.generation != 0
+}
+
+// resolveIdentities places p's process, with the workload rule on, when the
+// rules will ask where it runs: p opted into handover, or p's name is held by
+// opted-in instances it might be refused beside. The plugins of p's name
+// placed before and not yet resolved (plugins written for upstream that an
+// opted-in p could take over) are placed from the same listing. It asks the
+// runtime for its pods and containers (SyncFn), holding no lock of ours,
+// before p is placed; a listing that fails leaves the peers unknown.
+func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
+	if !g.policy.workload || p.kind != kindExternal {
+		return
+	}
+	g.mu.Lock()
+	if !p.handsOver() && len(g.named[p.base]) == 0 {
+		g.mu.Unlock()
+		return
+	}
+	todo := []*plugin{p}
+	for q := range g.all {
+		if q != p && q.slot != nil && q.kind == kindExternal && q.base == p.base && q.ident == nil {
+			todo = append(todo, q)
+		}
+	}
+	g.mu.Unlock()
+
+	found := make([]*verified, len(todo))
+	listed := false
+	for i, q := range todo {
+		if q.cgroupErr != nil {
+			found[i] = &verified{place: PeerUnknown}
+		}
+	}
+	if slices.ContainsFunc(found, func(v *verified) bool { return v == nil }) {
+		err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
+			listed = true
+			for i, q := range todo {
+				if found[i] == nil {
+					place, pod := resolvePeer(q.cgroup, pods, ctrs)
+					found[i] = &verified{place: place, pod: pod}
+				}
+			}
+		})
+		if err != nil {
+			g.r.log.Warnf(ctx, "plugin %s: cannot place its process among the runtime's pods: %v", p.name(), err)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, q := range todo {
+		if q.ident == nil && found[i] != nil && (listed || q.cgroupErr != nil) {
+			q.ident = found[i]
+		}
+	}
+}
+
+// placed names where the runtime placed p's process, for the admission log
+// line, if it did.
+func (g *registry) placed(p *plugin) (string, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p.ident == nil {
+		return "", false
+	}
+	return p.identity().PodString(), true
+}
+
+// podIdentity is p's verified pod for a Takeover, nil outside any pod.
+// g.mu is held.
+func (p *plugin) podIdentity() *api.PodIdentity {
+	if p.ident == nil || p.ident.place != PeerInPod {
+		return nil
+	}
+	pod := p.ident.pod
+	return &api.PodIdentity{Namespace: pod.Namespace, Name: pod.Name, Uid: pod.UID, TemplateGeneration: pod.TemplateGeneration}
+}
+
+// podsOfTakeover is the takeover log line's tail naming both pods, when the
+// runtime placed the successor.
+func (g *registry) podsOfTakeover(p *plugin, t *api.Takeover) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p.ident == nil {
+		return ""
+	}
+	from := "no pod the runtime verified"
+	if pod := t.GetPredecessorPod(); pod != nil {
+		from = PeerIdentity{Place: PeerInPod, Pod: &PeerPod{Namespace: pod.Namespace, Name: pod.Name,
+			TemplateGeneration: pod.TemplateGeneration}}.PodString()
+	}
+	return ": " + p.identity().PodString() + " from " + from
 }

@@ -2,6 +2,7 @@ package adaptation
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/nri-handover/nri/api"
@@ -54,6 +55,19 @@ func TestResolvePeerOutsideAndUnknown(t *testing.T) {
 	// the adaptation: a pod cgroup nobody knows yet is unknown, not outside.
 	if p, _ := resolvePeer("/kubepods/besteffort/pod"+podUID+"/fedcba", pods, ctrs); p != PeerUnknown {
 		t.Fatalf("early container: got %v", p)
+	}
+	if p, _ := resolvePeer("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod"+
+		strings.ReplaceAll(podUID, "-", "_")+".slice/cri-containerd-fedcba.scope", pods, ctrs); p != PeerUnknown {
+		t.Fatalf("early container, systemd driver: got %v", p)
+	}
+	// A pod cgroup of a pod this runtime does not run (the runtime itself
+	// in a pod, another runtime's pods) is no pod of this runtime's.
+	if p, _ := resolvePeer("/kubepods/besteffort/pod99999999-2222-3333-4444-555555555555/abc", pods, ctrs); p != PeerOutsidePod {
+		t.Fatalf("another runtime's pod: got %v", p)
+	}
+	pods[0].Linux = &api.LinuxPodSandbox{CgroupParent: "/nri-test-pods"}
+	if p, _ := resolvePeer("/nri-test-pods/fedcba", pods, ctrs); p != PeerUnknown {
+		t.Fatalf("early container under the pod's cgroup parent: got %v", p)
 	}
 	if p, _ := resolvePeer("", pods, ctrs); p != PeerUnknown {
 		t.Fatalf("no cgroup: got %v", p)

@@ -18,11 +18,11 @@ import (
 // very process that connected; its /proc/<pid>/cgroup is read and then the
 // pidfd is signalled with 0: if that process has exited meanwhile its pid
 // may have been reused and what was read is refused. Without SO_PEERPIDFD
-// the cgroup is not read (the peer stays unknown) rather than guessed.
+// the cgroup is not read rather than guessed (errIdentityUnsupported).
 func peerCgroup(conn net.Conn) (string, error) {
 	uc, ok := conn.(syscall.Conn)
 	if !ok {
-		return "", errors.New("not a unix socket")
+		return "", fmt.Errorf("%w: not a unix socket", errIdentityUnsupported)
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
@@ -46,6 +46,9 @@ func peerCgroup(conn net.Conn) (string, error) {
 	if sockErr != nil {
 		if pidfd > 0 {
 			unix.Close(pidfd)
+		}
+		if errors.Is(sockErr, unix.ENOPROTOOPT) || errors.Is(sockErr, unix.EINVAL) {
+			return "", fmt.Errorf("%w: %w", errIdentityUnsupported, sockErr)
 		}
 		return "", fmt.Errorf("peer pidfd: %w", sockErr)
 	}

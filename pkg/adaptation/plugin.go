@@ -72,6 +72,14 @@ type plugin struct {
 	// cred is who connected, read once when the connection was accepted
 	// (supersede.go); unknownPeer for builtin plugins.
 	cred PeerCredentials
+	// cgroup is the peer's cgroup, read race-free at the same moment with
+	// the workload rule on (identity.go); cgroupErr says why it is not known.
+	cgroup    string
+	cgroupErr error
+	// ident is where the runtime placed the peer: nil until resolved when
+	// it registered (resolveIdentities), then fixed. Guarded by the
+	// registry's lock.
+	ident *verified
 
 	// Process of a launched plugin.
 	cmd    *exec.Cmd
@@ -112,8 +120,11 @@ func (r *Adaptation) newPlugin(kind pluginKind) *plugin {
 		doneC:  make(chan struct{}),
 		served: make(chan struct{}),
 		cred:   unknownPeer,
-		legacy: map[api.Event]bool{},
-		warned: map[api.Event]bool{},
+		// Read at connection with the workload rule on (connect); a plugin
+		// without a connection cannot be placed.
+		cgroupErr: errIdentityUnsupported,
+		legacy:    map[api.Event]bool{},
+		warned:    map[api.Event]bool{},
 	}
 }
 
@@ -228,6 +239,9 @@ func (p *plugin) connect(conn net.Conn) (retErr error) {
 	p.svc = api.NewPluginClient(rpcc)
 	if cred, err := peerCredentials(mux.Trunk()); err == nil {
 		p.cred = cred
+	}
+	if p.r.reg.policy.workload {
+		p.cgroup, p.cgroupErr = peerCgroup(mux.Trunk())
 	}
 	return nil
 }

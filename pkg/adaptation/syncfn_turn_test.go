@@ -52,6 +52,10 @@ func startTurnRuntime(t *testing.T, rt *turnRuntime) (*Adaptation, string) {
 		WithSocketPath(sock),
 		WithPluginPath(filepath.Join(filepath.Dir(sock), "no-plugins")),
 		WithPluginConfigPath(filepath.Join(filepath.Dir(sock), "no-conf")),
+		// These tests count SyncFn calls of joins and phase 1; the workload
+		// rule's listing at registration, one more per opted-in plugin, takes
+		// the same turn (callSyncFn).
+		WithWorkloadIdentity(false),
 	)
 	if err != nil {
 		t.Fatalf("New: %v", err)

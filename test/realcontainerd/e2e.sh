@@ -44,10 +44,7 @@ run "A: our plugins on stock containerd $(printf '(R=%s)' "${RA:-/tmp/nrc}")" en
 run "C: containerd built on our NRI, handover with real pods $(printf '(R=%s)' "${RC:-/tmp/nrh}")" env R="${RC:-/tmp/nrh}" "$DIR/surge.sh"
 run "V: containerd vendored on our NRI $(printf '(R=%s)' "${RV:-/tmp/nrv}")" env R="${RV:-/tmp/nrv}" "$DIR/vendor.sh"
 # D uses C's containerd (RC/ours/bin) when C built it, or builds its own.
-# It runs only with E2E_IDENTITY=1 until the identity policy is wired into
-# admission: today the uid rule admits any root impostor and D's impostor
-# checks fail by design (make e2e-identity runs it alone).
-[ "${E2E_IDENTITY:-0}" = 1 ] && run "D: who may take over, from the runtime's records $(printf '(R=%s)' "${RD:-/tmp/nrd}")" \
+run "D: who may take over, from the runtime's records $(printf '(R=%s)' "${RD:-/tmp/nrd}")" \
 	env R="${RD:-/tmp/nrd}" OURS="${RC:-/tmp/nrh}/ours/bin" "$DIR/identity.sh"
 echo "=== e2e-containerd: $([ $status = 0 ] && echo PASSED || echo FAILED) in $((SECONDS - START))s"
 exit $status

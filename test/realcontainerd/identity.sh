@@ -230,7 +230,7 @@ still_serving() {
 
 # Admission lines. containerd logs through logrus (msg="..."); the runtime
 # names a plugin's pod as "NAMESPACE/NAME (template generation N)" or says
-# "outside any pod" (docs: /work/notes/ident-api.md, pkg/adaptation).
+# "outside any pod" (PeerIdentity.PodString, pkg/adaptation/identity.go).
 podref() { printf '%s/%s \\(template generation %s\\)' "$1" "$2" "$3"; }
 
 refused_out() { exited "$1" 1 && ! ready "$1" && ! has "$1" 'runtime assigns role PLUGIN_ROLE_ACTIVE|owns the state file'; }

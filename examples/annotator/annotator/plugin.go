@@ -67,7 +67,12 @@ func (p *Plugin) SynchronizeRound(_ context.Context, info *stub.SyncInfo, pods [
 	case info != nil && info.Delta:
 		p.log.Info("catch-up round", append(attrs, "removed", sum.removed)...)
 	case info != nil && info.Takeover != nil:
-		p.log.Info("taking over", append(attrs, "from", info.Takeover.GetPredecessorVersion()+"/"+info.Takeover.GetPredecessorInstance())...)
+		attrs = append(attrs, "from", info.Takeover.GetPredecessorVersion()+"/"+info.Takeover.GetPredecessorInstance())
+		if pod := info.Takeover.GetPredecessorPod(); pod != nil {
+			// The runtime's word, from the predecessor's connection.
+			attrs = append(attrs, "from-pod", pod.GetNamespace()+"/"+pod.GetName())
+		}
+		p.log.Info("taking over", attrs...)
 	default:
 		p.log.Info("synchronized", append(attrs, "pods", len(pods))...)
 	}
