@@ -89,5 +89,30 @@ if ((${#skips[@]} > 0)); then
 fi
 
 echo "upstream-suite: $upstream@$version adaptation tests against $module (${#skips[@]} skipped by name)"
+out=$modtmp/out.txt
 # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
-$GO test -modfile="$modtmp/suite.mod" $GO_TEST_FLAGS "${skip[@]}" "$@" "./${dest#"$PWD"/}/"
+if $GO test -modfile="$modtmp/suite.mod" $GO_TEST_FLAGS "${skip[@]}" "$@" "./${dest#"$PWD"/}/" 2>&1 | tee "$out"; [ "${PIPESTATUS[0]}" = 0 ]; then
+	exit 0
+fi
+
+# One race is upstream's own: its test event queue's Wait clears q.c in a
+# deferred func after unlocking (suite_test.go, EventQ.Wait), racing a
+# plugin's onClose that calls EventQ.Add when the runtime disconnects the
+# plugin while a test returns from Wait. Timing decides whether the race
+# detector sees it; nothing of ours is in either access. A run whose only
+# failures are that race reruns the tests that hit it, once, and says so;
+# any other failure, or the race again, fails.
+races=$(grep -c '^WARNING: DATA RACE' "$out" || true)
+known=$(awk '/^WARNING: DATA RACE/ { r = 1; w = 0; a = 0 }
+	r && /EventQ\)\.Wait\.func/ { w = 1 }
+	r && /EventQ\)\.Add\(/ { a = 1 }
+	r && /^==================$/ && (w || a) { if (w && a) n++; r = 0 }
+	END { print n + 0 }' "$out")
+failed=$(grep -E '^--- FAIL: ' "$out" | awk '{ print $3 }' | sort -u)
+reasons=$(grep -E '^\s+[a-z_]+\.go:[0-9]+: ' "$out" | grep -vE 'race detected during execution of test|upstream_suite_test\.go:[0-9]+: \* ' || true)
+if [ "$races" = 0 ] || [ "$races" != "$known" ] || [ -n "$reasons" ] || [ -z "$failed" ]; then
+	exit 1
+fi
+echo "upstream-suite: $(echo "$failed" | paste -sd' ') hit only upstream's EventQ.Wait race ($known report(s)); running them again"
+# shellcheck disable=SC2086
+$GO test -modfile="$modtmp/suite.mod" $GO_TEST_FLAGS "${skip[@]}" "$@" -run "^($(echo "$failed" | paste -sd'|'))\$" "./${dest#"$PWD"/}/"

@@ -127,6 +127,7 @@ type Adaptation struct {
 	state    sync.Mutex // guards started/stopped against concurrent Start/Stop
 	started  bool
 	stopped  bool
+	stopLog  sync.Once
 	ctx      context.Context
 	cancel   context.CancelFunc
 	listener net.Listener
@@ -207,6 +208,12 @@ func (r *Adaptation) Start() error {
 // the adaptation's context comes first, before even waiting for a Start in
 // progress, which may itself be calling the runtime back.
 func (r *Adaptation) Stop() {
+	// Said on the caller's goroutine before anything is cancelled, as
+	// upstream does: the log write orders what the caller did before Stop
+	// before the disconnects Stop causes, for the race detector too
+	// (upstream's suite has an unguarded write in its event queue's Wait
+	// that a plugin's onClose racing Stop's cancellation otherwise hits).
+	r.stopLog.Do(func() { r.log.Infof(r.ctx, "NRI runtime interface shutting down") })
 	r.cancel()
 	r.state.Lock()
 	defer r.state.Unlock()
@@ -214,8 +221,6 @@ func (r *Adaptation) Stop() {
 		return
 	}
 	r.stopped = true
-
-	r.log.Infof(r.ctx, "NRI runtime interface shutting down")
 
 	r.stopListener()
 	r.shutdownAll("runtime is shutting down")
