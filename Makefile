@@ -23,7 +23,7 @@ TEST_TIMEOUT ?= 10m
 GO_TEST      ?= $(GO) test $(RACE) -timeout $(TEST_TIMEOUT)
 
 .PHONY: all build generate verify-generate check-generate-negative check-wire check-deps test test-go test-unit \
-	test-integration vet bench soak fuzz demo e2e-containerd e2e-kubernetes check-standin containerd-on-ours e2e-surge e2e-identity upstream-suite tools clean FORCE
+	test-integration vet bench soak fuzz demo e2e-containerd e2e-kubernetes check-standin containerd-on-ours e2e-surge e2e-identity upstream-suite patterns tools clean FORCE
 
 all: build
 
@@ -138,6 +138,13 @@ soak:
 DEMO_FLAGS ?=
 demo: build
 	$(GO) run ./cmd/handover-demo $(DEMO_FLAGS)
+
+# patterns: what the zero-downtime patterns of containerd/nri#167 (rubber
+# stamps at a lower index, a catch-up in Synchronize) do and cannot do, measured
+# on upstream v0.12.5 alone (test/upstream/patterns); the table it prints is
+# the one in docs/zero-downtime-on-upstream.md. About a second, warm.
+patterns:
+	$(GO) run ./test/upstream/patterns 2>/dev/null
 
 # check-standin: the stand-in module containerd-nri (module
 # github.com/containerd/nri, through which runtimes built for upstream NRI
