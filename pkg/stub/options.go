@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	stdnet "net"
+	"os"
 
 	"github.com/containerd/ttrpc"
 
@@ -175,12 +176,27 @@ func WithExitOnSuperseded() Option {
 // stand by (api.FeatureDeltaSync). Without this option the stub behaves as
 // upstream's: every instance receives every event, one full Synchronize per
 // connection, ready once synchronized.
+//
+// $NRI_PLUGIN_HANDOVER=off (HandoverEnvVar) is the operator's kill switch:
+// it makes this option a no-op, so a deployed plugin can be turned back into
+// an upstream plugin from its manifest, without a rebuild.
 func WithHandover() Option {
 	return func(s *stub) error {
-		s.handover = true
+		switch v, set := os.LookupEnv(HandoverEnvVar); {
+		case !set || v == "on":
+			s.handover = true
+		case v == "off":
+			s.handoverOff = true
+		default:
+			return errOption(fmt.Errorf("$%s=%q: want on or off", HandoverEnvVar, v))
+		}
 		return nil
 	}
 }
+
+// HandoverEnvVar turns WithHandover off ("off") or leaves it on ("on", or
+// unset).
+const HandoverEnvVar = "NRI_PLUGIN_HANDOVER"
 
 // errOption marks an error as coming from an option; the plugin's name is
 // not known yet at that point.

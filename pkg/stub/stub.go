@@ -110,6 +110,7 @@ type stub struct {
 	readyFile        string
 	exitOnSuperseded bool
 	handover         bool // WithHandover
+	handoverOff      bool // WithHandover, turned off by $NRI_PLUGIN_HANDOVER
 	ready            *readiness
 
 	mu                  sync.Mutex

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -676,6 +677,16 @@ func (roundPlugin) SynchronizeRound(context.Context, *SyncInfo, []*api.PodSandbo
 
 // Delta rounds are asked for only by an opted-in plugin that implements
 // SynchronizeRoundInterface.
+// TestHandoverKillSwitchRejectsBadValues: a value other than on or off is
+// a clear error from New, not a silent guess.
+func TestHandoverKillSwitchRejectsBadValues(t *testing.T) {
+	t.Setenv(HandoverEnvVar, "no")
+	_, err := New(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), WithHandover())
+	if err == nil || !strings.Contains(err.Error(), `$NRI_PLUGIN_HANDOVER="no": want on or off`) {
+		t.Fatalf("New with $%s=no: %v, want an error naming the variable and its values", HandoverEnvVar, err)
+	}
+}
+
 func TestFeaturesFollowOptIn(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -687,8 +698,16 @@ func TestFeaturesFollowOptIn(t *testing.T) {
 		{"round handler without opt-in", roundPlugin{}, nil, nil},
 		{"opted in, Synchronize only", newTestPlugin(), []Option{WithHandover()}, []string{api.FeatureHandover}},
 		{"opted in with rounds", roundPlugin{}, []Option{WithHandover()}, []string{api.FeatureHandover, api.FeatureDeltaSync}},
+		{"opted in, turned off by the operator", roundPlugin{}, []Option{WithHandover()}, nil},
+		{"opted in, explicitly on", roundPlugin{}, []Option{WithHandover()}, []string{api.FeatureHandover, api.FeatureDeltaSync}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			switch tc.name {
+			case "opted in, turned off by the operator":
+				t.Setenv(HandoverEnvVar, "off")
+			case "opted in, explicitly on":
+				t.Setenv(HandoverEnvVar, "on")
+			}
 			s, rt := newTestStub(t, tc.p, tc.opts...)
 			runStub(t, s, context.Background())
 			if got := rt.awaitRegistration().GetFeatures(); !slices.Equal(got, tc.want) {

@@ -96,6 +96,9 @@ func (s *stub) newSession(ctx context.Context, conn stdnet.Conn) (*session, erro
 // opted into handover, so that a plugin written for upstream is treated as
 // upstream treats it.
 func (s *stub) features() []string {
+	if s.handoverOff {
+		s.logger.Infof(context.Background(), "plugin %s: handover turned off by $%s; registering as an upstream plugin", s.Name(), HandoverEnvVar)
+	}
 	if !s.handover {
 		return nil
 	}
