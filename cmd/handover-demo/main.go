@@ -104,7 +104,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 
 	rep := &report{}
 	con.say("")
-	con.say("== 1. Without handover (upstream NRI today), maxSurge=1: both instances get every event ==")
+	con.say("== 1. Handover off (WithPluginHandover(false): upstream NRI's behaviour), maxSurge=1: both instances get every event ==")
 	if rep.upstream, err = runPart(ctx, con, cfg, dir, bin, false); err != nil {
 		return nil, err
 	}

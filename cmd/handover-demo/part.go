@@ -48,10 +48,10 @@ func (d *director) start(version, instance string, generation uint64) (*proc, er
 }
 
 func runPart(ctx context.Context, con *console, cfg config, dir, bin string, handover bool) (*part, error) {
-	p := &part{handover: handover, title: "Without handover (upstream NRI): both instances get every event"}
+	p := &part{handover: handover, title: "Handover off (this module with WithPluginHandover(false), as upstream NRI behaves): both instances get every event"}
 	duration, pauses := cfg.duration/3, 3
 	if handover {
-		p.title = "With handover: rollouts, a successor killed mid-handover, the active instance killed while a standby waits"
+		p.title = "Handover on, with WithStandbyGrace (not the default): rollouts, a successor killed mid-handover, the active instance killed while a standby waits"
 		duration, pauses = cfg.duration, 7+2*(cfg.handovers-1)
 	}
 	sub := filepath.Join(dir, fmt.Sprintf("handover-%v", handover))
