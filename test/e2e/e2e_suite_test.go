@@ -31,6 +31,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	DeferCleanup(os.RemoveAll, dir)
 	b, err := harness.Build(ctx, dir)
 	Expect(err).NotTo(HaveOccurred())
+	b.Skew, err = harness.BuildSkew(ctx, dir, harness.SkewVersions)
+	Expect(err).NotTo(HaveOccurred())
 	return b.Marshal()
 }, func(buf []byte) {
 	var err error

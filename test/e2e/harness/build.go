@@ -17,6 +17,8 @@ type Binaries struct {
 	UpstreamPlugin string `json:"upstreamPlugin"`
 	// UpstreamRuntime is test/upstream/runtime, on upstream's adaptation.
 	UpstreamRuntime string `json:"upstreamRuntime"`
+	// Skew are the upstream peers built against older releases (BuildSkew).
+	Skew []SkewPeer `json:"skew,omitempty"`
 }
 
 // targets maps each binary to its package, relative to the module root.
