@@ -73,7 +73,7 @@ expect "our containerd $("$R/ours/bin/containerd" --version | awk '{print $3}') 
 step "images and config"
 build_images
 write_config
-rm -rf "$R"/nri-plugins/* "$R"/v*.log "$R"/v*.ready "$R"/hold-* "$STATE"* "$R"/*.list "$R"/*.err \
+rm -rf "$R"/nri-plugins/* "$R"/v*.log "$R"/v*.ready "$R"/hold-* "$R"/up-* "$STATE"* "$R"/*.list "$R"/*.err \
 	"$R"/*.pod.json "$R"/*.ctr.json "$R"/*.ctr.log "$R"/*.inspect.json "$R"/podlogs/*
 : >"$R/containerd.log"
 
@@ -244,12 +244,42 @@ for l in v1s v2s; do
 		bash -c "[ '$CONTAINERS' = $n_outlived ] && [ '$UNSTAMPED' = 0 ]"
 	expect "$l: takes the state file (no roles on upstream)" has "$R/$l.log" 'msg="owns the state file"'
 done
-connected=$(since "$m2" | grep -c 'plugin "50-annotator" connected and synchronized' || true)
+connected=$(since "$m2" | grep -cF 'plugin \"50-annotator\" connected and synchronized' || true)
 expect "stock containerd: 50-annotator connected and synchronized twice, as two plain plugins ($connected)" [ "$connected" = 2 ]
-# Both instances get every creation (upstream's behaviour for two plugins
-# of one name); both stamp the same annotation.
-try_pods p2 "1.0.0/uid-v1 2.0.0/uid-v2" between-a between-b
+# Both instances get every creation, in turn (upstream's behaviour for two
+# plugins of one name and index). Upstream refuses a container two plugins
+# set one annotation on, so the sample does not stamp twice: the instance
+# that comes second finds the first one's stamp and leaves the container to
+# it. Either may come first.
+try_pods p2 "1.0.0/uid-v1|2.0.0/uid-v2" between-a between-b
 check_list p2
+# handled_by_both POD: both instances logged POD's creation, one stamping,
+# the other leaving it.
+handled_by_both() {
+	local l n=0
+	for l in v1s v2s; do
+		has "$R/$l.log" "msg=\"(stamped container|left container to another instance)\" pod=$1 " && n=$((n + 1))
+	done
+	[ "$n" = 2 ] && [ "$(cat "$R/v1s.log" "$R/v2s.log" | grep -c "msg=\"left container to another instance\" pod=$1 ")" = 1 ]
+}
+while read -r pod _; do
+	expect "$pod: both instances got its creation; the second left it to the first" handled_by_both "$pod"
+done <"$R/p2.list"
+# What the sample avoids, shown with an unmodified upstream v0.12.5 plugin:
+# two instances of it, connected at once, setting the same annotation make
+# the creation fail.
+(cd "$REPO" && GOWORK=off go build -o "$R/bin/upstream-plugin" ./test/upstream/plugin)
+for u in a b; do
+	"$R/bin/upstream-plugin" -socket "$R/nri/nri.sock" -name upstream -idx 60 -annotate "nri-handover.test/same=1" \
+		-record "$R/up-$u.jsonl" >/dev/null 2>"$R/up-$u.stderr" &
+	PID[up-$u]=$!
+	expect "upstream-$u (v0.12.5): registered and synchronized" wait_for 30 has "$R/up-$u.jsonl" '"ev":"Synchronize"'
+done
+try_pods p2u none conflict
+expect "stock: with two upstream instances setting one annotation, the creation fails ($(tr '\n' ' ' <"$R/conflict.err" | grep -oE 'plugins [^,]*both tried to set [^"]*' | head -1))" \
+	bash -c "grep -q '^conflict FAILED' '$R/p2u.list' && grep -q 'both tried to set' '$R/conflict.err'"
+stop_pids "${PID[up-a]}" "${PID[up-b]}"
+unset "PID[up-a]" "PID[up-b]"
 
 # ---- 3. back onto our NRI -------------------------------------------------------
 step "3. containerd restarted back onto our NRI"
@@ -262,7 +292,10 @@ n_outlived=$(created | wc -l)
 use_runtime ours
 start_containerd
 m3=$(mark)
-# The kubelet restarts both at once: which registers first is a race.
+# The kubelet restarts both at once: which registers first is a race, and
+# so is whether v1 became active before v2 registered. Three outcomes, all
+# ending with v2 active: v2 first (v1 refused, older), v1 still synchronizing
+# (v2 displaces it), v1 active (v2 takes over, v1 superseded).
 start_instance v1o uid-v1 2 1.0.0
 start_instance v2o uid-v2 3 2.0.0
 expect "v2 (generation 3): active, ready" wait_for 30 ready v2o
@@ -287,8 +320,10 @@ if has "$R/v1o.log" 'registration rejected'; then
 	expect "v1 (generation 2): registered second, refused, exits $E" [ "$E" = 1/1 ]
 	expect "containerd (ours): v1 is older than v2 (generation 2 < 3)" \
 		log_has "$m3" 'rejecting plugin registration.*uid-v1.*older than.*rollout generation 2 < 3'
+elif log_has "$m3" 'uid-v2 generation 3 displaces .*uid-v1 generation 2 before it took over'; then
+	expect "v1 (generation 2): registered first, displaced by v2 before it became active, stays up, not ready" v1o_superseded
 else
-	expect "v1 (generation 2): registered first, superseded by v2, stays up, not ready" v1o_superseded
+	expect "v1 (generation 2): registered first and became active, superseded by v2, stays up, not ready" v1o_superseded
 fi
 expect "v2: owns the state file, which lists every container created ($(state_owner))" wait_for 10 v2_owns_all
 # What the runtime forgot: the retired ids lived in the memory of the
@@ -296,7 +331,7 @@ expect "v2: owns the state file, which lists every container created ($(state_ow
 start_instance v0o uid-v0 1 0.9.0
 exit_of v0o
 expect "v0 again: refused, exits $E" [ "$E" = 1/1 ]
-reason=$(since "$m3" | grep -oE 'rejecting plugin registration: [^"]*uid-v0[^"]*' | head -1 | cut -c1-220 || true)
+reason=$(since "$m3" | grep -oE 'rejecting plugin registration: [^"]*uid-v0[^"]*' | head -1 || true)
 by_generation() { [[ $reason =~ "older than".*"(rollout generation 1 < 3)" ]] && [[ ! $reason =~ "was superseded" ]]; }
 expect "containerd (ours, restarted) forgot v0's retired id and refuses it by the generation rule (${reason#*: })" by_generation
 try_pods p3 2.0.0/uid-v2 after-a after-b
