@@ -304,7 +304,7 @@ if has "$R/v2o.log" 'msg="taking over"'; then
 	first="v1 registered first; v2 took over from $FROM"
 else
 	round v2o synchronized || true
-	first="v2 registered first, a fresh join"
+	first="its first round a fresh join (no takeover)"
 fi
 expect "v2: offered handover again; $first" has "$R/v2o.log" 'runtime \(NRI [^)]*\) offers handover'
 expect "v2: its first synchronization has the $CONTAINERS containers that outlived both restarts (of $n_outlived; mine $MINE, skipped $SKIPPED, unstamped $UNSTAMPED)" \
