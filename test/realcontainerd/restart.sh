@@ -61,6 +61,8 @@ else
 	R=$R "$REPO/test/realcontainerd/build-containerd.sh" >"$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
 fi
 (cd "$REPO" && go build -o "$R/bin/restart-annotator" ./test/realcontainerd/annotator)
+# Upstream's plugin links the released containerd/nri: never in a workspace.
+(cd "$REPO" && GOWORK=off go build -o "$R/bin/upstream-plugin" ./test/upstream/plugin)
 BASE_PATH=$PATH
 # use_runtime stock|ours: the containerd, shim and ctr the next start runs.
 use_runtime() { export PATH="$R/$1/bin:$BASE_PATH"; }
@@ -268,7 +270,6 @@ done <"$R/p2.list"
 # What the sample avoids, shown with an unmodified upstream v0.12.5 plugin:
 # two instances of it, connected at once, setting the same annotation make
 # the creation fail.
-(cd "$REPO" && GOWORK=off go build -o "$R/bin/upstream-plugin" ./test/upstream/plugin)
 for u in a b; do
 	"$R/bin/upstream-plugin" -socket "$R/nri/nri.sock" -name upstream -idx 60 -annotate "nri-handover.test/same=1" \
 		-record "$R/up-$u.jsonl" >/dev/null 2>"$R/up-$u.stderr" &
