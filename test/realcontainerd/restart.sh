@@ -14,10 +14,14 @@
 #   2. containerd restarted onto stock v2.4.2 (upstream NRI v0.12.3): both
 #      instances exit and are restarted as the kubelet would; upstream knows
 #      no handover: both register as plain plugins, both synchronize, both
-#      take the state file and both get every container's creation;
+#      take the state file and both get every container's creation, in
+#      turn: the first stamps it, the second finds the stamp and leaves it
+#      (upstream refuses a container two plugins set one annotation on, as
+#      two unmodified upstream v0.12.5 plugins show);
 #   3. containerd restarted back onto our NRI: both restarted again, at once;
-#      the higher generation (v2) ends active, v1 refused or superseded,
-#      whichever registered first; the containers that outlived both restarts
+#      the higher generation (v2) ends active, whichever registered first
+#      (v1 refused as older, displaced while it synchronized, or superseded
+#      after it became active); the containers that outlived both restarts
 #      are in v2's first synchronization; every container created afterwards
 #      carries exactly one stamp, v2's. The runtime forgot the retired ids
 #      (they live in its memory): v0 restarted is refused again, now by the
@@ -31,7 +35,7 @@
 # e2e.sh passes surge.sh's $RC/ours/bin), copied into $R; either missing is
 # built here (go install of stock v2.4.2; build-containerd.sh).
 #
-# Usage: [R=/tmp/nrr] [STOCK=/tmp/nrc/bin] [OURS=/tmp/nrh/ours/bin] [KEEP=1] test/realcontainerd/restart.sh
+# Usage: [R=/tmp/nrr] [STOCK=/tmp/nrc/bin] [OURS=/tmp/nrh/ours/bin] [KEEP=1] (no STOCK/OURS: built) test/realcontainerd/restart.sh
 set -euo pipefail
 
 R=${R:-/tmp/nrr}
@@ -154,7 +158,7 @@ try_pods() {
 		fi
 	done
 }
-# alive_ctrs: the ids of the containers created so far, one per line.
+# created: the ids of the containers created so far, one per line.
 created() { cat "$R"/*.list 2>/dev/null | awk '$2 != "FAILED" {print $2}'; }
 # stamped_by POD: the stamps of the instances that logged stamping POD's
 # container, space-separated, sorted.
