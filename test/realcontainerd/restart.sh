@@ -35,7 +35,7 @@
 # e2e.sh passes surge.sh's $RC/ours/bin), copied into $R; either missing is
 # built here (go install of stock v2.4.2; build-containerd.sh).
 #
-# Usage: [R=/tmp/nrr] [STOCK=/tmp/nrc/bin] [OURS=/tmp/nrh/ours/bin] [KEEP=1] (no STOCK/OURS: built) test/realcontainerd/restart.sh
+# Usage: [R=/tmp/nrr] [STOCK=/tmp/nrc/bin] [OURS=/tmp/nrh/ours/bin] [KEEP=1] test/realcontainerd/restart.sh
 set -euo pipefail
 
 R=${R:-/tmp/nrr}
