@@ -9,7 +9,11 @@
 #   D. identity.sh: on the same containerd build, the sample plugin as the
 #      container of a crictl pod: a rollout to a newer pod of its workload
 #      takes over, impostors (a root host process, pods of another namespace,
-#      of other labels, of an older template generation) are refused.
+#      of other labels, of an older template generation) are refused;
+#   R. restart.sh: containerd restarted in the middle of a rollout, with two
+#      instances of the sample plugin connected (v1 active, v2 a candidate):
+#      onto stock v2.4.2 (upstream NRI) and back onto ours; what each
+#      instance sees, which exits with what code, who ends active.
 # Needs root (it runs containerd, runc and CNI, and installs runc, busybox and
 # the CNI plugins from Debian when missing); without root it says so and
 # exits 0, so that `make e2e-containerd` is harmless on a developer machine.
@@ -19,7 +23,7 @@
 # about 7 minutes for the slower one); on timeout it gets SIGTERM, and its
 # EXIT trap cleans up.
 #
-# Usage: [RA=/tmp/nrc] [RC=/tmp/nrh] [RV=/tmp/nrv] [RD=/tmp/nrd] [BOUND=1500] test/realcontainerd/e2e.sh
+# Usage: [RA=/tmp/nrc] [RC=/tmp/nrh] [RV=/tmp/nrv] [RD=/tmp/nrd] [RR=/tmp/nrr] [BOUND=1500] test/realcontainerd/e2e.sh
 set -uo pipefail
 BOUND=${BOUND:-1500}
 
@@ -46,5 +50,8 @@ run "V: containerd vendored on our NRI $(printf '(R=%s)' "${RV:-/tmp/nrv}")" env
 # D uses C's containerd (RC/ours/bin) when C built it, or builds its own.
 run "D: who may take over, from the runtime's records $(printf '(R=%s)' "${RD:-/tmp/nrd}")" \
 	env R="${RD:-/tmp/nrd}" OURS="${RC:-/tmp/nrh}/ours/bin" "$DIR/identity.sh"
+# R uses A's stock containerd and C's containerd on our NRI, or builds its own.
+run "R: the runtime restarted mid-rollout, onto upstream NRI and back $(printf '(R=%s)' "${RR:-/tmp/nrr}")" \
+	env R="${RR:-/tmp/nrr}" STOCK="${RA:-/tmp/nrc}/bin" OURS="${RC:-/tmp/nrh}/ours/bin" "$DIR/restart.sh"
 echo "=== e2e-containerd: $([ $status = 0 ] && echo PASSED || echo FAILED) in $((SECONDS - START))s"
 exit $status

@@ -88,7 +88,23 @@ func (p *Plugin) SynchronizeRound(_ context.Context, info *stub.SyncInfo, pods [
 // CreateContainer stamps the new container with this instance, and says so
 // in the log: which instance handled which container is what an operator
 // asks after a rollout (and what the real-containerd test checks).
+//
+// On a runtime without handover (upstream NRI) two instances of the plugin
+// that are connected at once, during a surge or after the runtime was
+// restarted onto upstream in the middle of one, both get every creation, in
+// turn, and upstream refuses the container if both set the annotation
+// ("plugins ... both tried to set"). There the instance that comes second
+// sees the first one's stamp and leaves the container to it.
 func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, c *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	if by := c.GetAnnotations()[HandledBy]; by != "" && by != p.stamp && !p.handover() {
+		p.log.Info("left container to another instance", "pod", pod.GetName(), "namespace", pod.GetNamespace(), "container", c.GetName(),
+			"id", c.GetId(), "stamped-by", by)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.inv[c.GetId()] = by
+		p.persistLocked()
+		return nil, nil, nil
+	}
 	adj := &api.ContainerAdjustment{}
 	adj.AddAnnotation(HandledBy, p.stamp)
 	p.log.Info("stamped container", "pod", pod.GetName(), "namespace", pod.GetNamespace(), "container", c.GetName(),

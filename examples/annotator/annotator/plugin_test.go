@@ -239,3 +239,29 @@ func TestWithoutHandoverSynchronizedIsActive(t *testing.T) {
 		t.Errorf("state %+v", st)
 	}
 }
+
+// Without handover two connected instances both get a creation, in turn;
+// the second sees the first one's stamp and sets nothing (upstream refuses
+// a container two plugins set one annotation on). With handover only the
+// active instance gets it, and it stamps what it is given.
+func TestWithoutHandoverTheSecondInstanceLeavesAStampedContainer(t *testing.T) {
+	p := newTestPlugin(t, "v2/b", filepath.Join(t.TempDir(), "state.json"))
+	p.handover = func() bool { return false }
+	adj, _, err := p.CreateContainer(context.Background(), &api.PodSandbox{}, ctr("c1", "v1/a"))
+	if err != nil || adj != nil {
+		t.Errorf("adjustment %v, error %v: want none for a container another instance stamped", adj, err)
+	}
+	if p.inv["c1"] != "v1/a" {
+		t.Errorf("inventory %v: want c1 recorded as v1/a's", p.inv)
+	}
+	adj, _, err = p.CreateContainer(context.Background(), &api.PodSandbox{}, ctr("c2", ""))
+	if err != nil || adj.GetAnnotations()[HandledBy] != "v2/b" {
+		t.Errorf("unstamped container: adjustment %v, error %v: want the stamp", adj, err)
+	}
+
+	p.handover = func() bool { return true }
+	adj, _, err = p.CreateContainer(context.Background(), &api.PodSandbox{}, ctr("c3", "v1/a"))
+	if err != nil || adj.GetAnnotations()[HandledBy] != "v2/b" {
+		t.Errorf("with handover: adjustment %v, error %v: want the stamp", adj, err)
+	}
+}
