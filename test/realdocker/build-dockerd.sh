@@ -83,11 +83,14 @@ grep -qE "^[[:space:]]*dep[[:space:]]+github.com/containerd/nri[[:space:]]+v0\.1
 echo "PASS: stock dockerd links upstream github.com/containerd/nri v0.12.3"
 grep -qE "^[[:space:]]*dep[[:space:]]+github.com/nri-handover/nri[[:space:]]" "$R/ours/buildinfo.txt" ||
 	die "our dockerd does not link github.com/nri-handover/nri"
-grep -qE "^[[:space:]]*=>[[:space:]]+$REPO/containerd-nri[[:space:]]" "$R/ours/buildinfo.txt" ||
-	die "our dockerd does not show the stand-in replacing github.com/containerd/nri"
+# In a workspace the stand-in is a main module: (devel), no version, no sum.
+grep -qE "^[[:space:]]*dep[[:space:]]+github.com/containerd/nri[[:space:]]+\(devel\)" "$R/ours/buildinfo.txt" ||
+	die "our dockerd does not link github.com/containerd/nri from the workspace"
+nri_dir=$(cd "$src" && GOWORK=$R/ours/go.work go list -m -f '{{.Dir}}' github.com/containerd/nri)
+[ "$nri_dir" = "$REPO/containerd-nri" ] || die "github.com/containerd/nri resolves to $nri_dir, not the stand-in"
 if grep -qE "^[[:space:]]*dep[[:space:]]+github.com/containerd/nri[[:space:]]+v[0-9][^[:space:]]*[[:space:]]+h1:" "$R/ours/buildinfo.txt"; then
 	die "our dockerd links a released github.com/containerd/nri, not the stand-in"
 fi
-echo "PASS: our dockerd links our module and the stand-in, no released upstream NRI"
+echo "PASS: our dockerd links our module and the stand-in ($nri_dir), no released upstream NRI"
 "$R/ours/bin/dockerd" --version
 step "done: $R/stock/bin/dockerd $R/ours/bin/dockerd"
