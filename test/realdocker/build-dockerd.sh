@@ -65,9 +65,9 @@ ldflags="-X $MOD/dockerversion.Version=${MOBY_VERSION#v} -X $MOD/dockerversion.G
 # build FLAVOUR GOWORK: dockerd and the NRI integration test binary.
 build() {
 	step "build cmd/dockerd ($1)"
-	(cd "$src" && GOWORK=$2 GOFLAGS= go build -ldflags "$ldflags" -o "$R/$1/bin/dockerd" ./cmd/dockerd)
+	(cd "$src" && GOWORK=$2 GOFLAGS='' go build -ldflags "$ldflags" -o "$R/$1/bin/dockerd" ./cmd/dockerd)
 	step "compile integration/daemon/nri ($1)"
-	(cd "$src" && GOWORK=$2 GOFLAGS= go test -c -o "$R/$1/bin/nri.test" ./integration/daemon/nri)
+	(cd "$src" && GOWORK=$2 GOFLAGS='' go test -c -o "$R/$1/bin/nri.test" ./integration/daemon/nri)
 	go version -m "$R/$1/bin/dockerd" >"$R/$1/buildinfo.txt"
 	grep -E "^[[:space:]]*(path|mod|dep)[[:space:]]+github.com/(moby/moby/v2|containerd/nri|nri-handover/nri)[[:space:]]" "$R/$1/buildinfo.txt" || true
 }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the Docker Engine scripts (e2e.sh: handover on dockerd built on
 # our NRI; nri-tests.sh: moby's own NRI integration tests, stock and ours).
 # Source it after setting R (short: unix socket paths stay under 108 bytes)
@@ -50,7 +51,9 @@ EOF
 start_backend() {
 	write_containerd_config
 	rm -f "$R/containerd.sock"
+	# CTRD_PID: realcontainerd/lib.sh's stop_containerd and shim_pids use it.
 	containerd --config "$R/containerd.toml" >>"$R/containerd.log" 2>&1 &
+	# shellcheck disable=SC2034
 	CTRD_PID=$!
 	wait_for 30 test -S "$R/containerd.sock" || { tail -30 "$R/containerd.log"; echo "FAIL: containerd did not come up"; exit 1; }
 }
@@ -84,7 +87,7 @@ start_dockerd() {
 		--nri-opts "enable=true,socket-path=$R/nri/nri.sock,plugin-path=$R/nri-plugins,plugin-config-path=$R/nri-conf" \
 		"$@" >>"$R/dockerd.log" 2>&1 &
 	DOCKERD_PID=$!
-	if ! wait_for ${DOCKERD_WAIT:-60} docker_up; then
+	if ! wait_for "${DOCKERD_WAIT:-60}" docker_up; then
 		tail -40 "$R/dockerd.log"; timeout 5 docker version 2>&1 | tail -3; echo "FAIL: dockerd did not come up"; exit 1
 	fi
 }
@@ -108,8 +111,9 @@ cleanup_docker() {
 	set +e
 	local shims p procs
 	if [ -n "$DOCKERD_PID" ] && kill -0 "$DOCKERD_PID" 2>/dev/null; then
-		procs=$(timeout 20 docker ps -aq 2>/dev/null)
-		[ -z "$procs" ] || timeout 60 docker rm -f $procs >/dev/null 2>&1
+		local ids
+		mapfile -t ids < <(timeout 20 docker ps -aq 2>/dev/null)
+		[ ${#ids[@]} = 0 ] || timeout 60 docker rm -f "${ids[@]}" >/dev/null 2>&1
 	fi
 	stop_dockerd
 	shims=$(shim_pids)

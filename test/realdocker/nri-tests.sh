@@ -82,13 +82,13 @@ run_flavour() {
 	cp "$R/dockerd.log" "$R/dockerd-main-$name.log"
 	# Which NRI the tests' daemons ran: ours says so when it starts.
 	local logs ourbanner upbanner
-	logs=$(find "$MT/dest-$name" -name docker.log 2>/dev/null | sort)
-	ourbanner=$(cat $logs /dev/null | grep -c 'NRI runtime interface created for docker .*(NRI v' || true)
-	upbanner=$(cat $logs /dev/null | grep -c 'msg="\(NRI: \)\{0,1\}runtime interface created"' || true)
+	mapfile -t logs < <(find "$MT/dest-$name" -name docker.log 2>/dev/null | sort)
+	ourbanner=$(cat "${logs[@]}" /dev/null | grep -c 'NRI runtime interface created for docker .*(NRI v' || true)
+	upbanner=$(cat "${logs[@]}" /dev/null | grep -c 'msg="\(NRI: \)\{0,1\}runtime interface created"' || true)
 	if [ "$name" = ours ]; then
-		expect "ours: the tests' daemons ($(wc -w <<<"$logs")) ran our NRI ($ourbanner started it)" [ "$ourbanner" -ge 4 ]
+		expect "ours: the tests' daemons (${#logs[@]}) ran our NRI ($ourbanner started it)" [ "$ourbanner" -ge 4 ]
 	else
-		expect "stock: the tests' daemons ($(wc -w <<<"$logs")) ran upstream's NRI ($upbanner started it, none ours)" \
+		expect "stock: the tests' daemons (${#logs[@]}) ran upstream's NRI ($upbanner started it, none ours)" \
 			bash -c "[ $ourbanner = 0 ] && [ $upbanner -ge 4 ]"
 	fi
 	cleanup_tests
