@@ -184,7 +184,7 @@ e2e-containerd:
 # v2.0.0-beta.24 built unchanged on this module (and stock, for moby's own
 # NRI tests), on containerd v2.4.2, `docker run` containers in a network
 # namespace of the test's (test/realdocker/run.sh). Needs root (skips with a
-# message otherwise); about 10 minutes cold, 2 warm; CI runs it after
+# message otherwise); about 12.5 minutes cold, 1 warm; CI runs it after
 # make e2e-containerd.
 e2e-docker:
 	test/realdocker/run.sh
