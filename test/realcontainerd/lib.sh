@@ -67,10 +67,12 @@ install_stock_containerd() {
 	fi
 }
 
-# oci_archive NAME ROOTFS OUT ENTRYPOINT_JSON writes a one-layer OCI image
-# layout as a tar that `ctr images import` accepts.
+# oci_archive NAME ROOTFS OUT ENTRYPOINT_JSON [FIELD] writes a one-layer OCI
+# image layout as a tar that `ctr images import` and `docker load` accept;
+# FIELD (Entrypoint by default, Cmd for images whose command `docker run`
+# replaces) is the config field ENTRYPOINT_JSON goes to.
 oci_archive() {
-	local name=$1 rootfs=$2 out=$3 entry=$4 w blob
+	local name=$1 rootfs=$2 out=$3 entry=$4 field=${5:-Entrypoint} w blob
 	w=$(mktemp -d)
 	mkdir -p "$w/blobs/sha256"
 	# blob FILE: move FILE into the blob store; prints "DIGEST SIZE".
@@ -82,8 +84,8 @@ oci_archive() {
 	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$rootfs" -cf "$w/layer" .
 	local layer lsize cfg csize man msize
 	read -r layer lsize < <(blob "$w/layer")
-	printf '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"config":{"Entrypoint":%s,"Env":["PATH=/bin"],"WorkingDir":"/"}}' \
-		"$layer" "$entry" >"$w/config"
+	printf '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"config":{"%s":%s,"Env":["PATH=/bin"],"WorkingDir":"/"}}' \
+		"$layer" "$field" "$entry" >"$w/config"
 	read -r cfg csize < <(blob "$w/config")
 	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' \
 		"$cfg" "$csize" "$layer" "$lsize" >"$w/manifest"

@@ -1,7 +1,9 @@
 // Package annotator is the sample NRI plugin that is safe to roll out with
 // maxSurge (deploy/daemonset.yaml runs it; ../main.go is its command). It
 // stamps every container it sees created with the version and instance that
-// handled it (HandledBy), and uses what a surging plugin needs from
+// handled it (the annotation HandledBy, or with -stamp-env the environment
+// variable HandledByEnv, for runtimes that take no annotation adjustment,
+// such as Docker Engine), and uses what a surging plugin needs from
 // pkg/stub:
 //
 //   - opt-in to handover (stub.WithHandover);

@@ -3,6 +3,7 @@ package annotator
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/nri-handover/nri/api"
@@ -14,6 +15,24 @@ import (
 // successor can tell what its predecessors already did.
 const HandledBy = "annotator.nri-handover.io/handled-by"
 
+// HandledByEnv is the environment variable the plugin stamps instead, with
+// -stamp=env: for runtimes that apply no annotation adjustment. Docker
+// Engine (moby v2) refuses every adjustment but environment variables and
+// mounts, and fails the container's creation otherwise; it hands the
+// container's environment, NRI's additions included, back in
+// Synchronize, so the stamp survives to a successor's round there too.
+const HandledByEnv = "ANNOTATOR_HANDLED_BY"
+
+// StampKind says where the plugin stamps a container.
+type StampKind int
+
+const (
+	// StampAnnotation stamps the annotation HandledBy (the default).
+	StampAnnotation StampKind = iota
+	// StampEnv stamps the environment variable HandledByEnv.
+	StampEnv
+)
+
 // Plugin is the annotator's event handling. The runtime sends it events only
 // while it is the active instance of its name; the state file (if any) is
 // written only then as well, so two instances never write it at once.
@@ -23,6 +42,7 @@ type Plugin struct {
 	// Set once stub.New resolved the identity (flags or environment), before
 	// Run; constant afterwards.
 	stamp      string
+	stampKind  StampKind
 	generation uint64
 	handover   func() bool // whether the runtime offered handover (Stub.HandoverAvailable)
 
@@ -96,7 +116,7 @@ func (p *Plugin) SynchronizeRound(_ context.Context, info *stub.SyncInfo, pods [
 // ("plugins ... both tried to set"). There the instance that comes second
 // sees the first one's stamp and leaves the container to it.
 func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, c *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
-	if by := c.GetAnnotations()[HandledBy]; by != "" && by != p.stamp && !p.handover() {
+	if by := stampOf(c); by != "" && by != p.stamp && !p.handover() {
 		p.log.Info("left container to another instance", "pod", pod.GetName(), "namespace", pod.GetNamespace(), "container", c.GetName(),
 			"id", c.GetId(), "stamped-by", by)
 		p.mu.Lock()
@@ -106,7 +126,11 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, c *api.
 		return nil, nil, nil
 	}
 	adj := &api.ContainerAdjustment{}
-	adj.AddAnnotation(HandledBy, p.stamp)
+	if p.stampKind == StampEnv {
+		adj.AddEnv(HandledByEnv, p.stamp)
+	} else {
+		adj.AddAnnotation(HandledBy, p.stamp)
+	}
 	p.log.Info("stamped container", "pod", pod.GetName(), "namespace", pod.GetNamespace(), "container", c.GetName(),
 		"id", c.GetId(), "stamp", p.stamp)
 
@@ -240,7 +264,7 @@ func (inv inventory) apply(self string, info *stub.SyncInfo, ctrs []*api.Contain
 		}
 	}
 	for _, c := range ctrs {
-		stamp := c.GetAnnotations()[HandledBy]
+		stamp := stampOf(c)
 		switch stamp {
 		case self:
 			sum.mine++
@@ -252,4 +276,19 @@ func (inv inventory) apply(self string, info *stub.SyncInfo, ctrs []*api.Contain
 		inv[c.GetId()] = stamp
 	}
 	return sum
+}
+
+// stampOf reads a container's stamp, from the annotation or, where the
+// runtime could not take one (-stamp=env), from the environment; whichever
+// way this instance stamps, a predecessor may have stamped the other way.
+func stampOf(c *api.Container) string {
+	if s := c.GetAnnotations()[HandledBy]; s != "" {
+		return s
+	}
+	for _, kv := range c.GetEnv() {
+		if v, ok := strings.CutPrefix(kv, HandledByEnv+"="); ok {
+			return v
+		}
+	}
+	return ""
 }

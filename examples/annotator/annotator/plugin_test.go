@@ -265,3 +265,25 @@ func TestWithoutHandoverTheSecondInstanceLeavesAStampedContainer(t *testing.T) {
 		t.Errorf("with handover: adjustment %v, error %v: want the stamp", adj, err)
 	}
 }
+
+func TestEnvStampIsReadBackAndWritten(t *testing.T) {
+	envCtr := &api.Container{Id: "c1", Env: []string{"PATH=/bin", HandledByEnv + "=v1/a"}}
+	inv := inventory{}
+	sum := inv.apply("v2/b", nil, []*api.Container{envCtr, ctr("c2", "v2/b"), {Id: "c3", Env: []string{"A=b"}}})
+	if want := (roundSummary{mine: 1, others: 1, unstamped: 1}); sum != want {
+		t.Errorf("summary %+v, want %+v: a stamp in the environment counts as one", sum, want)
+	}
+
+	p := newPlugin(discard(), nil)
+	p.stamp, p.stampKind = "v2/b", StampEnv
+	adj, _, err := p.CreateContainer(context.Background(), &api.PodSandbox{}, &api.Container{Id: "c4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(adj.GetAnnotations()) != 0 {
+		t.Errorf("annotations %v: -stamp-env must add none (Docker Engine refuses them)", adj.GetAnnotations())
+	}
+	if env := adj.GetEnv(); len(env) != 1 || env[0].GetKey() != HandledByEnv || env[0].GetValue() != "v2/b" {
+		t.Errorf("env %v, want %s=v2/b", env, HandledByEnv)
+	}
+}

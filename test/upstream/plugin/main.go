@@ -23,6 +23,7 @@ import (
 type plugin struct {
 	rec      *record.Recorder
 	annotate map[string]string
+	env      map[string]string
 	memory   int64
 }
 
@@ -46,6 +47,9 @@ func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 	for k, v := range p.annotate {
 		adj.AddAnnotation(k, v)
 	}
+	for k, v := range p.env {
+		adj.AddEnv(k, v)
+	}
 	if p.memory != 0 {
 		adj.SetLinuxMemoryLimit(p.memory)
 	}
@@ -62,6 +66,7 @@ func main() {
 		socket, name, idx, recPath string
 		memory                     int64
 		annotate                   = map[string]string{}
+		env                        = map[string]string{}
 	)
 	flag.StringVar(&socket, "socket", "", "NRI socket path")
 	flag.StringVar(&name, "name", "", "plugin name (default: environment, as for pre-installed plugins)")
@@ -74,6 +79,14 @@ func main() {
 			return fmt.Errorf("want key=value, got %q", s)
 		}
 		annotate[k] = v
+		return nil
+	})
+	flag.Func("env", "key=value environment variable to add in CreateContainer (Docker Engine takes no annotation)", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("want key=value, got %q", s)
+		}
+		env[k] = v
 		return nil
 	})
 	flag.Parse()
@@ -96,7 +109,7 @@ func main() {
 	if socket != "" {
 		opts = append(opts, stub.WithSocketPath(socket))
 	}
-	st, err := stub.New(&plugin{rec: rec, annotate: annotate, memory: memory}, opts...)
+	st, err := stub.New(&plugin{rec: rec, annotate: annotate, env: env, memory: memory}, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
