@@ -31,21 +31,25 @@ SYSCTLS="vm.overcommit_memory kernel.panic kernel.panic_on_oops"
 declare -A SAVED
 for s in $SYSCTLS; do SAVED[$s]=$(sysctl -n "$s"); done
 PIDS=()
+KUBELET_PID=""
 inns() { nsenter --net="/run/netns/$NS" -- "$@"; }
-bg() { # bg NAME CMD...: start CMD in the netns, log to $R/logs/NAME.log
+# bg NAME CMD...: start CMD in the netns, log to $R/logs/NAME.log. nsenter
+# (net only) execs CMD, so $! is CMD's own pid (a function put in the
+# background would be a subshell whose death leaves CMD running).
+bg() {
 	local n=$1; shift
-	inns "$@" >>"$R/logs/$n.log" 2>&1 &
+	nsenter --net="/run/netns/$NS" -- "$@" >>"$R/logs/$n.log" 2>&1 &
 	PIDS+=($!)
 }
 cleanup() {
+	local rc=$?
 	set +e
 	trap - EXIT
-	[ -x "$R/bin/kubectl" ] && timeout 30 kc delete ds --all -n kube-system --wait=false >/dev/null 2>&1
-	local i
-	# kubelet first (it would restart what containerd stops), then the pods
-	# through CRI, then the control plane.
-	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do kill -TERM "${PIDS[i]}" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait_for 15 bash -c "! kill -0 $p 2>/dev/null" || kill -KILL "$p" 2>/dev/null; done
+	# The kubelet first (it would restart what containerd stops), then the
+	# control plane (cleanup_runtime's final wait would wait for it), then the
+	# pods through CRI and containerd.
+	[ -z "$KUBELET_PID" ] || stop_pids "$KUBELET_PID"
+	stop_pids "${PIDS[@]}"
 	cleanup_runtime
 	mount | awk '{print $3}' | grep "^$R/" | sort -r | while read -r m; do umount -l "$m"; done
 	for d in /sys/fs/cgroup/*/nrk-pods /sys/fs/cgroup/nrk-pods; do
@@ -55,6 +59,7 @@ cleanup() {
 	for s in $SYSCTLS; do sysctl -qw "$s=${SAVED[$s]}"; done
 	rm -rf /var/lib/nri-annotator /var/run/nri
 	wait 2>/dev/null
+	exit "$rc"
 }
 trap cleanup EXIT
 
@@ -72,12 +77,15 @@ ANN_IMAGE=localhost/nri-annotator
 oci_archive "$ANN_IMAGE:v1" "$IMG/ann-root" "$IMG/ann-v1.tar" '["/annotator"]'
 oci_archive "$ANN_IMAGE:v2" "$IMG/ann-root" "$IMG/ann-v2.tar" '["/annotator"]'
 
-step "network namespace $NS, node IP $NODE_IP on a dummy interface"
+# The node IP sits on one end of a veth pair whose both ends stay in the
+# netns (this kernel has no dummy interfaces); nothing reaches the host's.
+step "network namespace $NS, node IP $NODE_IP on a veth inside it"
 ip netns del "$NS" 2>/dev/null || true
 ip netns add "$NS"
 inns ip link set lo up
-inns ip link add nrk0 type dummy
+inns ip link add nrk0 type veth peer name nrk1
 inns ip addr add "$NODE_IP/24" dev nrk0
+inns ip link set nrk1 up
 inns ip link set nrk0 up
 
 step "certificates"
@@ -109,7 +117,7 @@ write_config
 sed -i "s#socket_path = .*#socket_path = '/var/run/nri/nri.sock'#; s#realctrd0#nrkbr0#; s#10.77.0.0/16#10.214.0.0/16#" "$R/containerd.toml" "$R/cni/10-realctrd.conflist"
 mkdir -p /var/run/nri
 rm -f "$R/containerd.sock" /var/run/nri/nri.sock
-inns containerd --config "$R/containerd.toml" >>"$R/containerd.log" 2>&1 &
+nsenter --net="/run/netns/$NS" -- containerd --config "$R/containerd.toml" >>"$R/containerd.log" 2>&1 &
 CTRD_PID=$!
 wait_for 30 test -S "$R/containerd.sock" -a -S /var/run/nri/nri.sock || { tail -30 "$R/containerd.log"; exit 1; }
 for t in pause busybox ann-v1 ann-v2; do
@@ -157,8 +165,9 @@ for d in /sys/fs/cgroup/*/; do
 	mkdir -p "$d${CGROUP_PARENT#/}"
 	[ -f "$d/cpuset.cpus" ] && cat "$d/cpuset.cpus" >"$d${CGROUP_PARENT#/}/cpuset.cpus" && cat "$d/cpuset.mems" >"$d${CGROUP_PARENT#/}/cpuset.mems" || true
 done
-bg kubelet kubelet --kubeconfig "$R/admin.kubeconfig" --config "$R/kubelet.yaml" --root-dir "$R/kubelet" \
-	--node-ip "$NODE_IP" --hostname-override "$NODE"
+nsenter --net="/run/netns/$NS" -- kubelet --kubeconfig "$R/admin.kubeconfig" --config "$R/kubelet.yaml" \
+	--root-dir "$R/kubelet" --node-ip "$NODE_IP" --hostname-override "$NODE" >>"$R/logs/kubelet.log" 2>&1 &
+KUBELET_PID=$!
 wait_for 120 bash -c "nsenter --net=/run/netns/$NS -- kubectl --kubeconfig $R/admin.kubeconfig get node $NODE -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' 2>/dev/null | grep -q True" ||
 	{ tail -30 "$R/logs/kubelet.log"; fail "node Ready"; summary; exit 1; }
 pass "node $NODE Ready (IP $NODE_IP)"
