@@ -91,20 +91,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_instance LABEL INSTANCE GENERATION VERSION [FLAGS...]: one instance
-# of the annotator, as surge.sh starts it; its log in $R/LABEL.log.
-start_instance() {
-	local label=$1 id=$2 gen=$3 ver=$4
-	shift 4
-	NRI_PLUGIN_INSTANCE_ID=$id NRI_PLUGIN_GENERATION=$gen "$R/bin/restart-annotator" \
-		-socket "$R/nri/nri.sock" -version "$ver" -ready-file "$R/$label.ready" -state-file "$STATE" \
-		"$@" >"$R/$label.log" 2>&1 &
-	PID[$label]=$!
-	STAMP[$label]=$ver/$id
-}
-has() { grep -qsE "$2" "$1"; }
-alive() { kill -0 "$1" 2>/dev/null; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
+ANNOTATOR=$R/bin/restart-annotator # start_instance, has, alive, gone: lib.sh
+ANNOTATOR_FLAGS=()
 ready() { test -f "$R/$1.ready"; }
 not_ready() { ! test -f "$R/$1.ready"; }
 # exit_of LABEL: waits (bounded) for LABEL's process to end; sets E to its

@@ -89,22 +89,8 @@ step "start containerd (built on our NRI)"
 : >"$R/containerd.log"
 start_containerd
 
-# start_instance LABEL INSTANCE GENERATION VERSION [FLAGS...]: one instance of
-# the annotator (50-annotator), identity from the environment, the shared
-# state file; its log (stderr) in $R/LABEL.log; STAMP[LABEL] is the stamp
-# it puts on containers, VERSION/INSTANCE.
-start_instance() {
-	local label=$1 id=$2 gen=$3 ver=$4
-	shift 4
-	NRI_PLUGIN_INSTANCE_ID=$id NRI_PLUGIN_GENERATION=$gen "$R/bin/surge-annotator" \
-		-socket "$R/nri/nri.sock" -version "$ver" -ready-file "$R/$label.ready" -state-file "$STATE" \
-		"$@" >"$R/$label.log" 2>&1 &
-	PID[$label]=$!
-	STAMP[$label]=$ver/$id
-}
-has() { grep -qsE "$2" "$1"; }
-alive() { kill -0 "$1" 2>/dev/null; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
+ANNOTATOR=$R/bin/surge-annotator # start_instance, has, alive, gone: lib.sh
+ANNOTATOR_FLAGS=()
 # exited LABEL CODE: LABEL's process ended with exit status CODE (what the
 # annotator logs as exit=CODE).
 exited() {
@@ -174,7 +160,6 @@ create_loop() {
 		fi
 	done
 }
-loop_count() { wc -l <"$R/$1.list"; }
 # start_loop NAME: create_loop in the background, once it created 2 pods.
 start_loop() {
 	: >"$R/$1.list"
@@ -182,41 +167,7 @@ start_loop() {
 	LOOP_PID=$!
 	wait_for 60 bash -c "[ \$(wc -l <'$R/$1.list') -ge 2 ]" || true
 }
-# loop_past NAME N: wait until the loop created more than N pods.
-loop_past() { wait_for 60 bash -c "[ \$(wc -l <'$R/$1.list') -gt $2 ]"; }
-# stop_loop NAME: after LOOP_AFTER more pods (each crictl call is bounded by
-# crictl's timeout, so is the wait).
-stop_loop() {
-	loop_past "$1" $(($(loop_count "$1") + LOOP_AFTER - 1)) || true
-	touch "$R/stop-$1"
-	wait "$LOOP_PID" || true
-	LOOP_PID=""
-}
-# want_loop NAME BEFORE AFTER AT_START AT_READY: loop pods created before
-# AT_START were BEFORE's, those started after AT_READY (the one in flight
-# when the successor turned ready may go either way) AFTER's.
-want_loop() {
-	local name=$1 before=$2 after=$3 at_start=$4 at_ready=$5 pod i
-	while read -r pod _; do
-		i=${pod##*-}
-		if [ "$i" -le "$at_start" ]; then WANT[$pod]=$before
-		elif [ "$i" -gt $((at_ready + 1)) ]; then WANT[$pod]=$after
-		else WANT[$pod]="$before|$after"; fi
-	done <"$R/$name.list"
-}
-
-# watch_ready LABEL: records in $R/gaps-LABEL every moment LABEL's ready file
-# is missing, until $R/stop-watch exists (a readinessProbe that never fails).
-watch_ready() {
-	rm -f "$R/stop-watch"
-	: >"$R/gaps-$1"
-	(while [ ! -e "$R/stop-watch" ]; do
-		[ -f "$R/$1.ready" ] || date +%T.%N >>"$R/gaps-$1"
-		sleep 0.05
-	done) &
-	WATCH_PID=$!
-}
-stop_watch() { touch "$R/stop-watch"; wait "$WATCH_PID" || true; WATCH_PID=""; }
+# loop_past, stop_loop, want_loop, watch_ready, stop_watch: lib.sh
 
 # stamped_by POD: the stamps of the instances that logged stamping POD's
 # container (the annotator's "stamped container" line), space-separated.

@@ -73,21 +73,8 @@ start_backend
 start_dockerd "$R/ours/bin/dockerd"
 docker load -q -i "$IMG/busybox.tar"
 
-# start_instance LABEL INSTANCE GENERATION VERSION [FLAGS...]: one instance of
-# the annotator (50-annotator) on dockerd's NRI socket, identity from the
-# environment, the shared state file; its log in $R/LABEL.log.
-start_instance() {
-	local label=$1 id=$2 gen=$3 ver=$4
-	shift 4
-	NRI_PLUGIN_INSTANCE_ID=$id NRI_PLUGIN_GENERATION=$gen "$R/bin/surge-annotator" -stamp-env \
-		-socket "$R/nri/nri.sock" -version "$ver" -ready-file "$R/$label.ready" -state-file "$STATE" \
-		"$@" >"$R/$label.log" 2>&1 &
-	PID[$label]=$!
-	STAMP[$label]=$ver/$id
-}
-has() { grep -qsE "$2" "$1"; }
-alive() { kill -0 "$1" 2>/dev/null; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
+ANNOTATOR=$R/bin/surge-annotator # start_instance, has, alive, gone: realcontainerd/lib.sh
+ANNOTATOR_FLAGS=(-stamp-env) # dockerd takes env adjustments, not annotations
 exited() {
 	local rc=0
 	wait_for 10 gone "${PID[$1]}" || return 1
@@ -152,39 +139,13 @@ create_loop() { # create_loop NAME: NAME-1, NAME-2, ... until $R/stop-NAME exist
 		record "$name" "$name-$i"
 	done
 }
-loop_count() { wc -l <"$R/$1.list"; }
 start_loop() {
 	: >"$R/$1.list"
 	create_loop "$1" &
 	LOOP_PID=$!
 	wait_for 60 bash -c "[ \$(wc -l <'$R/$1.list') -ge 2 ]" || true
 }
-loop_past() { wait_for "${3:-60}" bash -c "[ \$(wc -l <'$R/$1.list') -gt $2 ]"; }
-stop_loop() {
-	loop_past "$1" $(($(loop_count "$1") + LOOP_AFTER - 1)) || true
-	touch "$R/stop-$1"
-	wait "$LOOP_PID" || true
-	LOOP_PID=""
-}
-want_loop() {
-	local name=$1 before=$2 after=$3 at_start=$4 at_ready=$5 n i
-	while read -r n _; do
-		i=${n##*-}
-		if [ "$i" -le "$at_start" ]; then WANT[$n]=$before
-		elif [ "$i" -gt $((at_ready + 1)) ]; then WANT[$n]=$after
-		else WANT[$n]="$before|$after"; fi
-	done <"$R/$name.list"
-}
-watch_ready() {
-	rm -f "$R/stop-watch"
-	: >"$R/gaps-$1"
-	(while [ ! -e "$R/stop-watch" ]; do
-		[ -f "$R/$1.ready" ] || date +%T.%N >>"$R/gaps-$1"
-		sleep 0.05
-	done) &
-	WATCH_PID=$!
-}
-stop_watch() { touch "$R/stop-watch"; wait "$WATCH_PID" || true; WATCH_PID=""; }
+# loop_past, stop_loop, want_loop, watch_ready, stop_watch: realcontainerd/lib.sh
 
 # stamped_by ID: the stamps of the instances that logged stamping container ID.
 stamped_by() {
