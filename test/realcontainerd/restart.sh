@@ -92,7 +92,7 @@ cleanup() {
 trap cleanup EXIT
 
 ANNOTATOR=$R/bin/restart-annotator # start_instance, has, alive, gone: lib.sh
-ANNOTATOR_FLAGS=()
+ANNOTATOR_FLAGS=(-leave-stamped) # on stock containerd both instances get each creation
 ready() { test -f "$R/$1.ready"; }
 not_ready() { ! test -f "$R/$1.ready"; }
 # exit_of LABEL: waits (bounded) for LABEL's process to end; sets E to its

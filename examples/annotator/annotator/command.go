@@ -61,6 +61,7 @@ func Main(args []string, opts ...Option) int {
 	readyFile := fs.String("ready-file", "", "file that exists while this instance is the active one")
 	readyzAddr := fs.String("readyz-addr", "", "address to serve /readyz on for an httpGet readinessProbe, e.g. :8080 (off when empty)")
 	statePath := fs.String("state-file", "", "state file on the host, written only while this instance is active (off when empty)")
+	leaveStamped := fs.Bool("leave-stamped", false, "on a runtime without handover, leave a container another instance already stamped (upstream fails a creation two instances set one field on)")
 	stampEnv := fs.Bool("stamp-env", false, "stamp the environment variable "+HandledByEnv+" instead of the annotation (for Docker Engine, which refuses annotation adjustments)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 5*time.Second, "bound on stopping after SIGTERM; keep terminationGracePeriodSeconds above it")
 	for _, register := range o.flags {
@@ -93,6 +94,7 @@ func Main(args []string, opts ...Option) int {
 		state = &stateFile{path: *statePath}
 	}
 	p := newPlugin(log, state)
+	p.leave = *leaveStamped
 	if *stampEnv {
 		p.stampKind = StampEnv
 	}

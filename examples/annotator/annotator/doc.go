@@ -15,10 +15,10 @@
 //     (-ready-file);
 //   - a delta-aware synchronization that skips containers a predecessor
 //     already stamped (plugin.go);
-//   - on a runtime without handover (upstream NRI), where two instances
-//     connected at once both get every creation, the second leaves a
-//     container the first stamped: upstream refuses a container two plugins
-//     set one annotation on (plugin.go);
+//   - with -leave-stamped, on a runtime without handover (upstream NRI),
+//     where two instances connected at once both get every creation, the
+//     second leaves a container the first stamped: upstream refuses a
+//     container two plugins set one annotation on (plugin.go);
 //   - typed shutdown reasons mapped to exit codes (exit.go);
 //   - optionally a state file on the host, written only while this instance
 //     is the active one and handed over in the runtime's order (state.go);

@@ -43,6 +43,7 @@ type Plugin struct {
 	// Run; constant afterwards.
 	stamp      string
 	stampKind  StampKind
+	leave      bool // -leave-stamped: without handover, leave a container another instance stamped
 	generation uint64
 	handover   func() bool // whether the runtime offered handover (Stub.HandoverAvailable)
 
@@ -113,10 +114,13 @@ func (p *Plugin) SynchronizeRound(_ context.Context, info *stub.SyncInfo, pods [
 // that are connected at once, during a surge or after the runtime was
 // restarted onto upstream in the middle of one, both get every creation, in
 // turn, and upstream refuses the container if both set the annotation
-// ("plugins ... both tried to set"). There the instance that comes second
-// sees the first one's stamp and leaves the container to it.
+// ("plugins ... both tried to set"). With -leave-stamped the instance that
+// comes second sees the first one's stamp and leaves the container to it
+// (the rubber-stamp pattern of docs/zero-downtime-on-upstream.md); off by
+// default, so that the demo shows what upstream NRI does to a plugin that
+// does not guard against its second instance.
 func (p *Plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, c *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
-	if by := stampOf(c); by != "" && by != p.stamp && !p.handover() {
+	if by := stampOf(c); p.leave && by != "" && by != p.stamp && !p.handover() {
 		p.log.Info("left container to another instance", "pod", pod.GetName(), "namespace", pod.GetNamespace(), "container", c.GetName(),
 			"id", c.GetId(), "stamped-by", by)
 		p.mu.Lock()

@@ -247,6 +247,7 @@ func TestWithoutHandoverSynchronizedIsActive(t *testing.T) {
 func TestWithoutHandoverTheSecondInstanceLeavesAStampedContainer(t *testing.T) {
 	p := newTestPlugin(t, "v2/b", filepath.Join(t.TempDir(), "state.json"))
 	p.handover = func() bool { return false }
+	p.leave = true
 	adj, _, err := p.CreateContainer(context.Background(), &api.PodSandbox{}, ctr("c1", "v1/a"))
 	if err != nil || adj != nil {
 		t.Errorf("adjustment %v, error %v: want none for a container another instance stamped", adj, err)
@@ -258,6 +259,13 @@ func TestWithoutHandoverTheSecondInstanceLeavesAStampedContainer(t *testing.T) {
 	if err != nil || adj.GetAnnotations()[HandledBy] != "v2/b" {
 		t.Errorf("unstamped container: adjustment %v, error %v: want the stamp", adj, err)
 	}
+
+	p.leave = false // the default: it stamps, and upstream would fail the creation
+	adj, _, err = p.CreateContainer(context.Background(), &api.PodSandbox{}, ctr("c4", "v1/a"))
+	if err != nil || adj.GetAnnotations()[HandledBy] != "v2/b" {
+		t.Errorf("without -leave-stamped: adjustment %v, error %v: want the stamp", adj, err)
+	}
+	p.leave = true
 
 	p.handover = func() bool { return true }
 	adj, _, err = p.CreateContainer(context.Background(), &api.PodSandbox{}, ctr("c3", "v1/a"))
