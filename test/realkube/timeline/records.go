@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The records of one scenario, as scenario.sh writes them (see its header
+// comment). Times are epoch seconds, the clock of $EPOCHREALTIME and of
+// containerd's log alike (one host).
+type scenario struct {
+	name, title string
+	t0, t1      float64 // its start and stop marks (t1: the last record without a stop)
+	pods        []podEvent
+	load        []loadPod
+	ds          []dsEvent
+	marks       []mark
+}
+
+// podEvent is one watch event of a plugin pod.
+type podEvent struct {
+	t               float64
+	name, gen, uid  string
+	ready, deleting bool
+}
+
+// loadPod is one pod of the load loop; stamp is the uid of the instance
+// that stamped its container, "" when that is not one known instance.
+type loadPod struct {
+	t       float64
+	name    string
+	ok      bool
+	id, uid string
+}
+
+type dsEvent struct {
+	t                  float64
+	available, desired int
+}
+
+type mark struct {
+	t    float64
+	what string
+	kind string // "mark", "kill" or "switch"
+}
+
+// takeover is one of containerd's "takes over" lines: from then on, the
+// runtime delivers the plugin's events to instance (adaptation/handover.go
+// logs it when admission of the successor starts).
+type takeover struct {
+	t                         float64
+	plugin, version, instance string
+	gen, fromVersion, from    string
+}
+
+// eachLine calls fn for every line of path; an error names the file and line.
+func eachLine(path string, fn func(line string) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16<<20) // containerd's lines can be long
+	for n := 1; sc.Scan(); n++ {
+		if err := fn(sc.Text()); err != nil {
+			return fmt.Errorf("%s:%d: %v (line %q)", path, n, err, sc.Text())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// fields splits a record line at single spaces: jsonpath prints an unset
+// field as nothing, so "1  1" has an empty second field, not two fields.
+func fields(line string, n int) ([]string, float64, error) {
+	f := strings.SplitN(line, " ", n)
+	if len(f) < n {
+		return nil, 0, fmt.Errorf("want %d fields, have %d", n, len(f))
+	}
+	t, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return nil, 0, fmt.Errorf("time %q is not epoch seconds", f[0])
+	}
+	return f, t, nil
+}
+
+func count(s string) (int, error) {
+	if s == "" {
+		return 0, nil // the API server omits zero counts
+	}
+	return strconv.Atoi(s)
+}
+
+var stampRE = regexp.MustCompile(`"annotator\.nri-handover\.io/handled-by": *"([^"]*)"`)
+
+// stampOf gives the uid in the one distinct stamp ("VERSION/UID") of
+// container id's record, "" without a record or with none or several.
+func stampOf(dir, id string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "inspect", id+".json"))
+	if err != nil {
+		return ""
+	}
+	seen := map[string]bool{}
+	for _, m := range stampRE.FindAllStringSubmatch(string(b), -1) {
+		seen[m[1]] = true
+	}
+	for s := range seen {
+		if _, uid, ok := strings.Cut(s, "/"); ok && len(seen) == 1 {
+			return uid
+		}
+	}
+	return ""
+}
+
+// readScenario reads DIR/SC.{pods,load,ds,marks}.
+func readScenario(dir, sc string) (*scenario, error) {
+	s := &scenario{name: sc, title: sc}
+	p := func(ext string) string { return filepath.Join(dir, sc+"."+ext) }
+	err := eachLine(p("pods"), func(l string) error {
+		f, t, err := fields(l, 6) // time name gen uid Ready del=...
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(f[5], "del=") {
+			return fmt.Errorf("sixth field %q is not del=...", f[5])
+		}
+		s.pods = append(s.pods, podEvent{t, f[1], f[2], f[3], f[4] == "True" && f[5] == "del=", f[5] != "del="})
+		return nil
+	})
+	if err == nil {
+		err = eachLine(p("load"), func(l string) error {
+			f, t, err := fields(l, 4) // time name ok|FAILED id
+			if err == nil && f[2] != "ok" && f[2] != "FAILED" {
+				err = fmt.Errorf("third field %q is neither ok nor FAILED", f[2])
+			}
+			if err == nil {
+				s.load = append(s.load, loadPod{t, f[1], f[2] == "ok", f[3], stampOf(dir, f[3])})
+			}
+			return err
+		})
+	}
+	if err == nil {
+		err = eachLine(p("ds"), func(l string) error {
+			f, t, err := fields(l, 6) // time available unavailable ready updated desired
+			if err != nil {
+				return err
+			}
+			a, err1 := count(f[1])
+			d, err2 := count(f[5])
+			if err1 != nil || err2 != nil {
+				return fmt.Errorf("available %q or desired %q is not a count", f[1], f[5])
+			}
+			s.ds = append(s.ds, dsEvent{t, a, d})
+			return nil
+		})
+	}
+	if err == nil {
+		err = eachLine(p("marks"), func(l string) error {
+			f, t, err := fields(l, 2) // time what...
+			if err != nil {
+				return err
+			}
+			kind := "mark"
+			if strings.HasPrefix(f[1], "kill") {
+				kind = "kill"
+			}
+			s.marks = append(s.marks, mark{t, f[1], kind})
+			switch f[1] {
+			case "start":
+				s.t0 = t
+			case "stop":
+				s.t1 = t
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.t0 == 0 {
+		return nil, fmt.Errorf("%s: no start mark", p("marks"))
+	}
+	if s.t1 == 0 { // cut short: up to its last record
+		s.t1 = s.t0
+		for _, t := range []float64{last(s.marks, func(m mark) float64 { return m.t }),
+			last(s.pods, func(p podEvent) float64 { return p.t }), last(s.load, func(l loadPod) float64 { return l.t })} {
+			s.t1 = max(s.t1, t)
+		}
+	}
+	return s, nil
+}
+
+func last[T any](xs []T, t func(T) float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return t(xs[len(xs)-1])
+}
+
+var (
+	timeRE     = regexp.MustCompile(`^time="([^"]+)"`)
+	takeoverRE = regexp.MustCompile(`^plugin (\S+)(?: version (\S+))?(?: instance (\S+))?(?: generation (\d+))? takes over from version "([^"]*)" instance "([^"]*)"`)
+)
+
+// readTakeovers reads containerd's log (logrus text: time="..." ... msg="..."
+// with msg Go-quoted) for its "takes over from version" lines, in time order.
+func readTakeovers(path string) ([]takeover, error) {
+	var tks []takeover
+	err := eachLine(path, func(l string) error {
+		if !strings.Contains(l, `takes over from version \"`) {
+			return nil
+		}
+		tm := timeRE.FindStringSubmatch(l)
+		if tm == nil {
+			return fmt.Errorf(`no time="..." at the start`)
+		}
+		t, err := time.Parse(time.RFC3339Nano, tm[1])
+		if err != nil {
+			return err
+		}
+		i := strings.Index(l, ` msg="`)
+		if i < 0 {
+			return fmt.Errorf(`no msg="..."`)
+		}
+		q, err := strconv.QuotedPrefix(l[i+5:])
+		if err == nil {
+			q, err = strconv.Unquote(q)
+		}
+		if err != nil {
+			return fmt.Errorf("msg is not a quoted string: %v", err)
+		}
+		m := takeoverRE.FindStringSubmatch(q)
+		if m == nil {
+			return fmt.Errorf("msg %q is not `plugin NAME [version V] [instance I] [generation G] takes over from version \"V0\" instance \"OLD\"`", q)
+		}
+		tks = append(tks, takeover{float64(t.UnixNano()) / 1e9, m[1], m[2], m[3], m[4], m[5], m[6]})
+		return nil
+	})
+	sort.SliceStable(tks, func(i, j int) bool { return tks[i].t < tks[j].t })
+	return tks, err
+}
