@@ -17,7 +17,7 @@ import (
 // containerd's log alike (one host).
 type scenario struct {
 	name, title string
-	t0, t1      float64 // its start and stop marks (t1: the last record without a stop)
+	t0, t1      float64 // its start mark, its stop mark or last record
 	pods        []podEvent
 	load        []loadPod
 	ds          []dsEvent
@@ -71,7 +71,11 @@ func eachLine(path string, fn func(line string) error) error {
 	sc.Buffer(make([]byte, 64*1024), 16<<20) // containerd's lines can be long
 	for n := 1; sc.Scan(); n++ {
 		if err := fn(sc.Text()); err != nil {
-			return fmt.Errorf("%s:%d: %v (line %q)", path, n, err, sc.Text())
+			l := sc.Text()
+			if len(l) > 200 {
+				l = l[:200] + "..."
+			}
+			return fmt.Errorf("%s:%d: %v (line %q)", path, n, err, l)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -190,21 +194,13 @@ func readScenario(dir, sc string) (*scenario, error) {
 	if s.t0 == 0 {
 		return nil, fmt.Errorf("%s: no start mark", p("marks"))
 	}
-	if s.t1 == 0 { // cut short: up to its last record
-		s.t1 = s.t0
-		for _, t := range []float64{last(s.marks, func(m mark) float64 { return m.t }),
-			last(s.pods, func(p podEvent) float64 { return p.t }), last(s.load, func(l loadPod) float64 { return l.t })} {
-			s.t1 = max(s.t1, t)
-		}
+	// To the last record: the load loop ends its current pod after the
+	// stop mark, and a run cut short has no stop mark.
+	for _, l := range s.load {
+		s.t1 = max(s.t1, l.t)
 	}
+	s.t1 = max(s.t1, s.t0, s.marks[len(s.marks)-1].t)
 	return s, nil
-}
-
-func last[T any](xs []T, t func(T) float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	return t(xs[len(xs)-1])
 }
 
 var (

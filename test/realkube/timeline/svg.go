@@ -146,7 +146,7 @@ func (g *figure) panel(s *scenario, tks []takeover, y float64) float64 {
 					g.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#555" stroke-width="2"/>`, xOf(to), ly+18, xOf(to), ly+30)
 				}
 				switch {
-				case to <= s.t0:
+				case to <= s.t0 || e.t >= s.t1:
 				case e.ready:
 					bar(xOf(e.t), xOf(to), ly+24, 10, fmt.Sprintf(`class="ready" fill="%s"`, c))
 				case e.deleting:
@@ -322,13 +322,13 @@ func summary(s *scenario) string {
 		}
 		most = max(most, n)
 	}
-	low := -1
-	for _, d := range s.ds {
-		if low < 0 || d.available < low {
-			low = d.available
+	low, lowest := "none recorded", 0
+	for i, d := range s.ds {
+		if i == 0 || d.available < lowest {
+			low, lowest = fmt.Sprint(d.available), d.available
 		}
 	}
-	return fmt.Sprintf("%d load pods, %d FAILED; at most %d plugin pods Ready at once; lowest numberAvailable %d; %.1f s",
+	return fmt.Sprintf("%d load pods, %d FAILED; at most %d plugin pods Ready at once; lowest numberAvailable %s; %.1f s",
 		len(s.load), failed, most, low, s.t1-s.t0)
 }
 
