@@ -40,10 +40,12 @@ func records(t *testing.T) (string, string) {
 	for name, text := range files {
 		write(t, filepath.Join(dir, name), text)
 	}
-	ts := time.Unix(0, int64((base+4.5)*1e9)).UTC().Format(time.RFC3339Nano)
+	ts := func(d float64) string { return time.Unix(0, int64((base+d)*1e9)).UTC().Format(time.RFC3339Nano) }
 	log := filepath.Join(dir, "containerd.log")
 	write(t, log, `time="2026-12-04T18:41:40.1Z" level=info msg="starting containerd" revision= version=v2.4.2`+"\n"+
-		`time="`+ts+`" level=info msg="plugin 10-annotator version v2 instance uid-b generation 2 takes over from version \"v1\" instance \"uid-a\": 3 pods"`+"\n")
+		`time="`+ts(4.5)+`" level=info msg="plugin 10-annotator version v2 instance uid-b generation 2 takes over from version \"v1\" instance \"uid-a\": 3 pods"`+"\n"+
+		`time="`+ts(5.2)+`" level=info msg="plugin 10-annotator version v1 instance uid-a generation 1 reactivated after 10-annotator version v2 instance uid-b generation 2 left"`+"\n"+
+		`time="`+ts(5.4)+`" level=info msg="plugin 10-annotator version v2 instance uid-b generation 2 takes over from version \"v1\" instance \"uid-a\""`+"\n")
 	return dir, log
 }
 
@@ -66,7 +68,11 @@ func TestTimeline(t *testing.T) {
 	svg := out.String()
 
 	// It parses, and each load pod's tick is in the lane it belongs to.
+	if p := os.Getenv("TIMELINE_OUT"); p != "" { // to look at it
+		write(t, p, svg)
+	}
 	tickLane := map[string]string{}
+	var active []string
 	d := xml.NewDecoder(strings.NewReader(svg))
 	var lanes []string
 	for {
@@ -86,6 +92,9 @@ func TestTimeline(t *testing.T) {
 			if e.Name.Local == "g" {
 				lanes = append(lanes, a["data-lane"])
 			}
+			if a["class"] == "active" {
+				active = append(active, a["data-instance"])
+			}
 			if a["class"] == "load" {
 				tickLane[a["data-pod"]] = lanes[len(lanes)-1]
 				if (a["data-ok"] == "false") != (a["fill"] == lossColor) {
@@ -104,9 +113,13 @@ func TestTimeline(t *testing.T) {
 			t.Errorf("%s's tick is in lane %q, want %q", pod, tickLane[pod], lane)
 		}
 	}
+	if got := strings.Join(active, " "); got != "uid-a uid-b uid-a uid-b" {
+		t.Errorf("active in containerd: %s, want uid-a uid-b uid-a uid-b", got)
+	}
 	for _, s := range []string{
 		"nri-annotator-aaaaa", "nri-annotator-bbbbb", "gen 2", "Rollout v1→v2 &lt;&amp;&gt;",
 		`class="switch"`, "10-annotator switched to nri-annotator-bbbbb v2 gen 2 from nri-annotator-aaaaa v1",
+		"10-annotator reactivated nri-annotator-aaaaa v1 gen 1 after nri-annotator-bbbbb v2 left",
 		`class="active" data-instance="uid-a" fill="` + palette[0], `class="active" data-instance="uid-b" fill="` + palette[1],
 		`data-pod="load-s1-2" data-ok="false"`, `class="kill"`, `class="unavailable"`,
 		"4 load pods, 1 FAILED; at most 2 plugin pods Ready at once; lowest numberAvailable 0",
@@ -129,6 +142,7 @@ func TestBadInput(t *testing.T) {
 		{"s1.marks", at(1) + " patch v2\n", "s1.marks: no start mark"},
 		{"containerd.log", `time="x" msg="plugin p takes over from version \"v1\" instance \"a\""` + "\n", "containerd.log:1: parsing time"},
 		{"containerd.log", `time="2026-12-04T18:41:40.1Z" msg="plugin takes over from version \"v1\" instance \"a\""` + "\n", "containerd.log:1: msg"},
+		{"containerd.log", `time="2026-12-04T18:41:40.1Z" msg="plugin x reactivated after y"` + "\n", "containerd.log:1: msg"},
 		{"s1.load", "", ""},
 	} {
 		dir, log := records(t)

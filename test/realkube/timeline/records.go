@@ -31,7 +31,7 @@ type podEvent struct {
 	ready, deleting bool
 }
 
-// loadPod is one pod of the load loop; stamp is the uid of the instance
+// loadPod is one pod of the load loop; uid is the uid of the instance
 // that stamped its container, "" when that is not one known instance.
 type loadPod struct {
 	t       float64
@@ -51,13 +51,16 @@ type mark struct {
 	kind string // "mark", "kill" or "switch"
 }
 
-// takeover is one of containerd's "takes over" lines: from then on, the
-// runtime delivers the plugin's events to instance (adaptation/handover.go
-// logs it when admission of the successor starts).
+// takeover is one of containerd's lines that switch a plugin to instance,
+// from instance from. adaptation/handover.go logs "takes over" as the
+// successor's admission starts (the predecessor still serves during its
+// first sync rounds, milliseconds) and "reactivated after" when the
+// instance standing by is active again.
 type takeover struct {
 	t                         float64
 	plugin, version, instance string
 	gen, fromVersion, from    string
+	reactivated               bool
 }
 
 // eachLine calls fn for every line of path; an error names the file and line.
@@ -203,17 +206,25 @@ func readScenario(dir, sc string) (*scenario, error) {
 	return s, nil
 }
 
+// describe matches adaptation's plugin.describe(): NAME [version V]
+// [instance I] [generation G].
+const describe = `(\S+)(?: version (\S+))?(?: instance (\S+))?(?: generation (\d+))?`
+
 var (
 	timeRE     = regexp.MustCompile(`^time="([^"]+)"`)
-	takeoverRE = regexp.MustCompile(`^plugin (\S+)(?: version (\S+))?(?: instance (\S+))?(?: generation (\d+))? takes over from version "([^"]*)" instance "([^"]*)"`)
+	takeoverRE = regexp.MustCompile(`^plugin ` + describe + ` takes over from version "([^"]*)" instance "([^"]*)"`)
+	// After kill -9 of the active instance, the one standing by is active again.
+	reactivatedRE = regexp.MustCompile(`^plugin ` + describe + ` reactivated after ` + describe + ` left$`)
 )
 
 // readTakeovers reads containerd's log (logrus text: time="..." ... msg="..."
-// with msg Go-quoted) for its "takes over from version" lines, in time order.
+// with msg Go-quoted) for the lines that switch the instance a plugin's
+// events go to ("takes over from version", "reactivated after"), in time
+// order.
 func readTakeovers(path string) ([]takeover, error) {
 	var tks []takeover
 	err := eachLine(path, func(l string) error {
-		if !strings.Contains(l, `takes over from version \"`) {
+		if !strings.Contains(l, `takes over from version \"`) && !strings.Contains(l, " reactivated after ") {
 			return nil
 		}
 		tm := timeRE.FindStringSubmatch(l)
@@ -235,11 +246,15 @@ func readTakeovers(path string) ([]takeover, error) {
 		if err != nil {
 			return fmt.Errorf("msg is not a quoted string: %v", err)
 		}
-		m := takeoverRE.FindStringSubmatch(q)
-		if m == nil {
-			return fmt.Errorf("msg %q is not `plugin NAME [version V] [instance I] [generation G] takes over from version \"V0\" instance \"OLD\"`", q)
+		tk := takeover{t: float64(t.UnixNano()) / 1e9}
+		if m := takeoverRE.FindStringSubmatch(q); m != nil {
+			tk.plugin, tk.version, tk.instance, tk.gen, tk.fromVersion, tk.from = m[1], m[2], m[3], m[4], m[5], m[6]
+		} else if m := reactivatedRE.FindStringSubmatch(q); m != nil {
+			tk.plugin, tk.version, tk.instance, tk.gen, tk.fromVersion, tk.from, tk.reactivated = m[1], m[2], m[3], m[4], m[6], m[7], true
+		} else {
+			return fmt.Errorf("msg %q is neither `plugin DESCR takes over from version \"V0\" instance \"OLD\"` nor `plugin DESCR reactivated after DESCR left`", q)
 		}
-		tks = append(tks, takeover{float64(t.UnixNano()) / 1e9, m[1], m[2], m[3], m[4], m[5], m[6]})
+		tks = append(tks, tk)
 		return nil
 	})
 	sort.SliceStable(tks, func(i, j int) bool { return tks[i].t < tks[j].t })

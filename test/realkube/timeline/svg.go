@@ -176,8 +176,11 @@ func (g *figure) panel(s *scenario, tks []takeover, y float64) float64 {
 			plugins = append(plugins, tk.plugin)
 		}
 		byPlugin[tk.plugin] = append(byPlugin[tk.plugin], tk)
-		marks = append(marks, mark{tk.t, fmt.Sprintf("%s switched to %s %s gen %s from %s %s",
-			tk.plugin, g.nameOf(tk.instance), tk.version, tk.gen, g.nameOf(tk.from), tk.fromVersion), "switch"})
+		what := fmt.Sprintf("%s switched to %s %s gen %s from %s %s", tk.plugin, g.nameOf(tk.instance), tk.version, tk.gen, g.nameOf(tk.from), tk.fromVersion)
+		if tk.reactivated {
+			what = fmt.Sprintf("%s reactivated %s %s gen %s after %s %s left", tk.plugin, g.nameOf(tk.instance), tk.version, tk.gen, g.nameOf(tk.from), tk.fromVersion)
+		}
+		marks = append(marks, mark{tk.t, what, "switch"})
 	}
 	sort.SliceStable(marks, func(i, j int) bool { return marks[i].t < marks[j].t })
 	for _, pl := range plugins {
