@@ -94,7 +94,7 @@ func fields(line string, n int) ([]string, float64, error) {
 	if len(f) < n {
 		return nil, 0, fmt.Errorf("want %d fields, have %d", n, len(f))
 	}
-	t, err := strconv.ParseFloat(f[0], 64)
+	t, err := strconv.ParseFloat(strings.Replace(f[0], ",", ".", 1), 64) // $EPOCHREALTIME follows the locale
 	if err != nil {
 		return nil, 0, fmt.Errorf("time %q is not epoch seconds", f[0])
 	}
@@ -133,35 +133,26 @@ func stampOf(dir, id string) string {
 func readScenario(dir, sc string) (*scenario, error) {
 	s := &scenario{name: sc, title: sc}
 	p := func(ext string) string { return filepath.Join(dir, sc+"."+ext) }
-	err := eachLine(p("pods"), func(l string) error {
-		f, t, err := fields(l, 6) // time name gen uid Ready del=...
-		if err != nil {
-			return err
-		}
-		if !strings.HasPrefix(f[5], "del=") {
-			return fmt.Errorf("sixth field %q is not del=...", f[5])
-		}
-		s.pods = append(s.pods, podEvent{t, f[1], f[2], f[3], f[4] == "True" && f[5] == "del=", f[5] != "del="})
-		return nil
-	})
-	if err == nil {
-		err = eachLine(p("load"), func(l string) error {
-			f, t, err := fields(l, 4) // time name ok|FAILED id
-			if err == nil && f[2] != "ok" && f[2] != "FAILED" {
-				err = fmt.Errorf("third field %q is neither ok nor FAILED", f[2])
+	for _, r := range []struct {
+		ext   string
+		n     int // fields, the time included
+		parse func(f []string, t float64) error
+	}{
+		{"pods", 6, func(f []string, t float64) error { // time name gen uid Ready del=...
+			if !strings.HasPrefix(f[5], "del=") {
+				return fmt.Errorf("sixth field %q is not del=...", f[5])
 			}
-			if err == nil {
-				s.load = append(s.load, loadPod{t, f[1], f[2] == "ok", f[3], stampOf(dir, f[3])})
+			s.pods = append(s.pods, podEvent{t, f[1], f[2], f[3], f[4] == "True" && f[5] == "del=", f[5] != "del="})
+			return nil
+		}},
+		{"load", 4, func(f []string, t float64) error { // time name ok|FAILED id
+			if f[2] != "ok" && f[2] != "FAILED" {
+				return fmt.Errorf("third field %q is neither ok nor FAILED", f[2])
 			}
-			return err
-		})
-	}
-	if err == nil {
-		err = eachLine(p("ds"), func(l string) error {
-			f, t, err := fields(l, 6) // time available unavailable ready updated desired
-			if err != nil {
-				return err
-			}
+			s.load = append(s.load, loadPod{t, f[1], f[2] == "ok", f[3], stampOf(dir, f[3])})
+			return nil
+		}},
+		{"ds", 6, func(f []string, t float64) error { // time available unavailable ready updated desired
 			a, err1 := count(f[1])
 			d, err2 := count(f[5])
 			if err1 != nil || err2 != nil {
@@ -169,14 +160,8 @@ func readScenario(dir, sc string) (*scenario, error) {
 			}
 			s.ds = append(s.ds, dsEvent{t, a, d})
 			return nil
-		})
-	}
-	if err == nil {
-		err = eachLine(p("marks"), func(l string) error {
-			f, t, err := fields(l, 2) // time what...
-			if err != nil {
-				return err
-			}
+		}},
+		{"marks", 2, func(f []string, t float64) error { // time what...
 			kind := "mark"
 			if strings.HasPrefix(f[1], "kill") {
 				kind = "kill"
@@ -189,10 +174,18 @@ func readScenario(dir, sc string) (*scenario, error) {
 				s.t1 = t
 			}
 			return nil
+		}},
+	} {
+		err := eachLine(p(r.ext), func(l string) error {
+			f, t, err := fields(l, r.n)
+			if err != nil {
+				return err
+			}
+			return r.parse(f, t)
 		})
-	}
-	if err != nil {
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
 	}
 	if s.t0 == 0 {
 		return nil, fmt.Errorf("%s: no start mark", p("marks"))
