@@ -136,7 +136,7 @@ func (g *figure) panel(s *scenario, tks []takeover, y float64) float64 {
 				mine = append(mine, l)
 			}
 		}
-		lanes = append(lanes, lane{evs[0].name, fmt.Sprintf("gen %s, %d load pods stamped", evs[0].gen, len(mine)), c, func(ly float64) {
+		lanes = append(lanes, lane{evs[0].name, fmt.Sprintf("gen %s, stamped %d load pods", evs[0].gen, len(mine)), c, func(ly float64) {
 			for i, e := range evs {
 				to := s.t1
 				if i+1 < len(evs) {
@@ -146,7 +146,7 @@ func (g *figure) panel(s *scenario, tks []takeover, y float64) float64 {
 					g.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#555" stroke-width="2"/>`, xOf(to), ly+18, xOf(to), ly+30)
 				}
 				switch {
-				case to <= s.t0 || e.t >= s.t1:
+				case to <= max(s.t0, e.t) || e.t >= s.t1: // outside, or the event of its deletion
 				case e.ready:
 					bar(xOf(e.t), xOf(to), ly+24, 10, fmt.Sprintf(`class="ready" fill="%s"`, c))
 				case e.deleting:
