@@ -206,7 +206,10 @@ e2e-docker:
 
 # e2e-kubernetes (issue 19): a real single-node cluster (k8s v1.37.2 built
 # from test/realkube/k8s, a module of its own, cached) over containerd built on
-# our NRI, with deploy/daemonset.yaml applied. Needs root; skips otherwise. Not yet run end to end: only the build (build-kube.sh) has been exercised.
+# our NRI, with deploy/daemonset.yaml applied, rolled out, rolled back and
+# broken (kill -9, candidate deleted) under a pod-creating load, then the same
+# rollout on stock containerd as the control (test/realkube/run.sh). Needs
+# root; skips otherwise. CI runs it after make e2e-containerd.
 e2e-kubernetes:
 	timeout -k 60 2700 test/realkube/run.sh
 

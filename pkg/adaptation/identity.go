@@ -48,10 +48,15 @@ type PeerPod struct {
 	Labels                            map[string]string
 }
 
-// revisionLabels differ between the revisions of one workload and are
-// ignored when deciding whether two pods belong to the same workload.
-// pod-template-hash is the Deployment's equivalent of the DaemonSet's two.
-var revisionLabels = []string{"pod-template-generation", "controller-revision-hash", "pod-template-hash"}
+// podLabels differ between two pods of one workload and are ignored when
+// deciding whether two pods belong to the same workload: the revision labels
+// (pod-template-hash is the Deployment's equivalent of the DaemonSet's two)
+// and the labels the kubelet adds to every pod sandbox it asks the runtime
+// for, naming that one pod (kuberuntime's newPodLabels; the namespace label
+// is left in, it is the same for both). Found on a real node: without the
+// kubelet's labels no rollout was the same workload.
+var podLabels = []string{"pod-template-generation", "controller-revision-hash", "pod-template-hash",
+	"io.kubernetes.pod.name", "io.kubernetes.pod.uid"}
 
 // parseProcCgroup returns the cgroup path of a /proc/<pid>/cgroup file:
 // the unified ("0::") line on cgroup v2 or hybrid, else the first v1
@@ -173,7 +178,7 @@ func (e *IdentityRefusal) Error() string {
 }
 
 // SupersedeSameWorkload: a pod instance may supersede only one in a pod of
-// the same namespace and workload labels (revision labels removed); a peer
+// the same namespace and workload labels (podLabels removed); a peer
 // outside any pod only one outside any pod with the same uid; an unknown
 // peer nobody and nobody it.
 func SupersedeSameWorkload(pred, succ PeerIdentity) error {
@@ -202,7 +207,7 @@ func sameWorkload(a, b map[string]string) bool {
 		for k, v := range m {
 			out[k] = v
 		}
-		for _, k := range revisionLabels {
+		for _, k := range podLabels {
 			delete(out, k)
 		}
 		return out

@@ -83,8 +83,11 @@ func TestSupersedeSameWorkloadTable(t *testing.T) {
 	pod := func(ns string, labels map[string]string) PeerIdentity {
 		return PeerIdentity{UID: 0, Place: PeerInPod, Pod: &PeerPod{Namespace: ns, Name: "p", Labels: labels}}
 	}
+	// A DaemonSet pod's sandbox labels as the kubelet sends them: the pod's
+	// own labels and the kubelet's io.kubernetes.pod.* naming this pod.
 	ds := func(gen string) map[string]string {
-		return map[string]string{"app": "x", "pod-template-generation": gen, "controller-revision-hash": "h" + gen}
+		return map[string]string{"app": "x", "pod-template-generation": gen, "controller-revision-hash": "h" + gen,
+			"io.kubernetes.pod.name": "x-" + gen, "io.kubernetes.pod.namespace": "ns", "io.kubernetes.pod.uid": "uid-" + gen}
 	}
 	host := func(uid int) PeerIdentity { return PeerIdentity{UID: uid, Place: PeerOutsidePod} }
 	unknown := PeerIdentity{UID: 0, Place: PeerUnknown}

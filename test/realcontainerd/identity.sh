@@ -103,6 +103,9 @@ labels_json() {
 plugin_pod() {
 	local label=$1 name=$2 ns=$3 labels=$4 gen=$5 ver=$6 uid want
 	uid=uid-$ns-$name
+	# The kubelet adds these to every sandbox it asks for (the runtime's
+	# NRI pod labels carry them): each names this one pod.
+	labels="${labels%\}}, \"io.kubernetes.pod.name\": \"$name\", \"io.kubernetes.pod.namespace\": \"$ns\", \"io.kubernetes.pod.uid\": \"$uid\"}"
 	mkdir -p "$R/podlogs/$name" "$R/out/$label"
 	cat >"$R/$label.pod.json" <<EOF
 {"metadata": {"name": "$name", "namespace": "$ns", "uid": "$uid", "attempt": 0},

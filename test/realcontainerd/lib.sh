@@ -291,9 +291,10 @@ run_pod() {
 # any still alive after 5 s.
 stop_pids() {
 	local p
-	for p in "$@"; do kill -TERM "$p" 2>/dev/null; done
+	# (|| true: a process that already ended is no error under set -e)
+	for p in "$@"; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in "$@"; do
-		wait_for 5 bash -c "! kill -0 $p 2>/dev/null" || kill -KILL "$p" 2>/dev/null
+		wait_for 5 bash -c "! kill -0 $p 2>/dev/null" || kill -KILL "$p" 2>/dev/null || true
 	done
 	return 0
 }

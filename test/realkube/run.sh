@@ -4,8 +4,17 @@
 # build-kube.sh) over containerd v2.4.2 built unchanged on our NRI
 # (test/realcontainerd/build-containerd.sh), all inside a network namespace of
 # the run's own, with deploy/daemonset.yaml applied, only its image replaced.
-# This step: the node turns Ready and the DaemonSet's v1 pod is Ready (= the
-# active plugin instance in the runtime).
+# While a loop creates and deletes pods on the node (scenario.sh records the
+# pods, the DaemonSet and every container, and checks them against
+# containerd's own log):
+#   s1  the rollout v1 -> v2 (image and -version patched together);
+#   s2  kubectl rollout undo;
+#   s3  a rollout with the active instance's process killed (-9) as the new
+#       pod starts, then one with the new pod deleted before it is Ready;
+#   c   the control: the same rollout on stock containerd v2.4.2 (upstream
+#       NRI), which fails creations while both instances are connected.
+# One line per check, then "N passed, N failed"; figures in
+# docs/runtime-integration.md ("Kubernetes").
 #
 # Usage (root): [R=/tmp/nrk] [NS=nrk] [NODE_IP=10.213.0.2] test/realkube/run.sh
 # Bounded by its waits; the EXIT trap stops every process it started, unmounts
@@ -17,6 +26,7 @@ NS=${NS:-nrk$(printf %s "$R" | cksum | cut -c1-5)}
 NODE_IP=${NODE_IP:-10.213.0.2}
 NODE=nrk-node
 CGROUP_PARENT=/nrk-pods # lib.sh's clean-up removes it; the kubelet's cgroupRoot
+PODLOGS=$R/podlogs-k    # the kubelet's podLogsDir
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 DIR=$REPO/test/realkube
 if [ "$(id -u)" != 0 ]; then
@@ -25,6 +35,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 # shellcheck source=../realcontainerd/lib.sh
 . "$REPO/test/realcontainerd/lib.sh"
+# shellcheck source=scenario.sh
+. "$DIR/scenario.sh"
+# A run starts from an empty cluster (the certificates and builds are kept).
+rm -rf "$R"/{etcd,kubelet,logs,manifests,ev,podlogs-k} "$R/containerd.log"
 mkdir -p "$R"/{pki,etcd,kubelet,logs,manifests}
 
 SYSCTLS="vm.overcommit_memory kernel.panic kernel.panic_on_oops"
@@ -48,6 +62,8 @@ cleanup() {
 	# The kubelet first (it would restart what containerd stops), then the
 	# control plane (cleanup_runtime's final wait would wait for it), then the
 	# pods through CRI and containerd.
+	touch "$R/ev/stop" 2>/dev/null
+	stop_pids "${REC[@]}"
 	[ -z "$KUBELET_PID" ] || stop_pids "$KUBELET_PID"
 	stop_pids "${PIDS[@]}"
 	cleanup_runtime
@@ -116,10 +132,15 @@ step "containerd (on our NRI), NRI socket /var/run/nri/nri.sock as the manifest 
 write_config
 sed -i "s#socket_path = .*#socket_path = '/var/run/nri/nri.sock'#; s#realctrd0#nrkbr0#; s#10.77.0.0/16#10.214.0.0/16#" "$R/containerd.toml" "$R/cni/10-realctrd.conflist"
 mkdir -p /var/run/nri
-rm -f "$R/containerd.sock" /var/run/nri/nri.sock
-nsenter --net="/run/netns/$NS" -- containerd --config "$R/containerd.toml" >>"$R/containerd.log" 2>&1 &
-CTRD_PID=$!
-wait_for 30 test -S "$R/containerd.sock" -a -S /var/run/nri/nri.sock || { tail -30 "$R/containerd.log"; exit 1; }
+# run_containerd: containerd from $R/bin in the netns; the kubelet, if
+# running, reconnects by itself.
+run_containerd() {
+	rm -f "$R/containerd.sock" /var/run/nri/nri.sock
+	nsenter --net="/run/netns/$NS" -- containerd --config "$R/containerd.toml" >>"$R/containerd.log" 2>&1 &
+	CTRD_PID=$!
+	wait_for 30 test -S "$R/containerd.sock" -a -S /var/run/nri/nri.sock || { tail -30 "$R/containerd.log"; exit 1; }
+}
+run_containerd
 for t in pause busybox ann-v1 ann-v2; do
 	ctr -a "$R/containerd.sock" -n k8s.io images import --platform linux/amd64 "$IMG/$t.tar" >/dev/null
 done
@@ -158,6 +179,7 @@ healthzPort: 0
 serializeImagePulls: false
 evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.available: "1%"}
 imageGCHighThresholdPercent: 100
+podLogsDir: $PODLOGS
 K
 # The kubelet wants its cgroup root to exist in every hierarchy (cgroup v1).
 for d in /sys/fs/cgroup/*/; do
@@ -171,10 +193,138 @@ KUBELET_PID=$!
 wait_for 120 bash -c "nsenter --net=/run/netns/$NS -- kubectl --kubeconfig $R/admin.kubeconfig get node $NODE -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' 2>/dev/null | grep -q True" ||
 	{ tail -30 "$R/logs/kubelet.log"; fail "node Ready"; summary; exit 1; }
 pass "node $NODE Ready (IP $NODE_IP)"
+# The node lifecycle controller (not run: nothing here is ever unreachable)
+# would lift the kubelet's not-ready taint; the DaemonSet tolerates it, the
+# load pods do not.
+kc taint nodes "$NODE" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 
 step "apply deploy/daemonset.yaml, image replaced by $ANN_IMAGE:v1"
 sed "s#image: registry.example.com/nri-annotator:v0.1.0#image: $ANN_IMAGE:v1#" "$REPO/deploy/daemonset.yaml" >"$R/manifests/ds.yaml"
 kc apply -f "$R/manifests/ds.yaml"
 expect "v1: DaemonSet rolled out (rollout status)" kc -n kube-system rollout status ds/nri-annotator --timeout=120s
 expect "v1: one pod Ready" bash -c "[ \"\$(nsenter --net=/run/netns/$NS -- kubectl --kubeconfig $R/admin.kubeconfig -n kube-system get pods -o jsonpath='{range .items[*]}{.status.containerStatuses[0].ready}{\"\\n\"}{end}' | grep -c true)\" = 1 ]"
+
+# The load: plain pods on the node, one container each.
+cat >"$R/manifests/load.yaml" <<Y
+apiVersion: v1
+kind: Pod
+metadata: {name: "@NAME@", namespace: default, labels: {app: load}}
+spec:
+  terminationGracePeriodSeconds: 0
+  automountServiceAccountToken: false
+  containers:
+  - {name: bb, image: "$BUSYBOX_IMAGE", imagePullPolicy: Never, command: [sleep, "3600"]}
+Y
+
+# active_pid: the host pid of the process of the plugin pod that is Ready.
+active_pid() {
+	local name id
+	name=$(plugin_pods | awk '$3 == "true" {print $1; exit}')
+	id=$(cri ps -q --label "io.kubernetes.pod.name=$name" --label io.kubernetes.container.name=annotator | head -1)
+	cri inspect -o go-template --template '{{.info.pid}}' "$id"
+}
+# new_pod GEN: the name of the plugin pod of template generation GEN, once it exists.
+new_pod() { kcs get pods -l "pod-template-generation=$1" -o name 2>/dev/null | head -1 | grep .; }
+gen_of() { kcs get ds nri-annotator -o jsonpath='{.metadata.generation}'; }
+
+step "scenario 1: roll v1 -> v2 under load"
+record_start s1
+rollout_to v2
+expect "s1: kubectl rollout status completed" rollout_wait
+S1_ROLLOUT=$ROLLOUT_S
+record_stop
+check_rollout s1 nokill
+expect "s1: the surge took ${S1_ROLLOUT}s, within minReadySeconds (10s) + ${SURGE_BOUND:-60}s" \
+	awk "BEGIN {exit !($S1_ROLLOUT <= 10 + ${SURGE_BOUND:-60})}"
+
+step "scenario 2: kubectl rollout undo under load"
+record_start s2
+mark "rollout undo"
+kcs rollout undo ds/nri-annotator >/dev/null 2>&1 # (its warning: the manifest was applied)
+expect "s2: kubectl rollout status completed after undo" rollout_wait
+record_stop
+check_rollout s2 nokill
+
+step "scenario 3: kill -9 the active instance mid-rollout; delete the new pod while it is a candidate"
+record_start s3
+g=$(($(gen_of) + 1))
+rollout_to v2
+wait_for 60 new_pod "$g" >/dev/null || true
+pid=$(active_pid)
+mark "kill -9 active pid $pid"
+expect "s3: killed the active instance's process (pid $pid) while the new pod was starting" \
+	bash -c "[ '$pid' -gt 1 ] && kill -KILL '$pid'"
+expect "s3: kubectl rollout status completed after the kill" rollout_wait
+g=$(($(gen_of) + 1))
+rollout_to v1
+wait_for 60 new_pod "$g" >/dev/null || true
+p=$(new_pod "$g" || true)
+mark "delete candidate $p"
+expect "s3: deleted the new pod ($p) before it was Ready" kcs delete "$p" --wait=false
+expect "s3: kubectl rollout status completed after the deletion" rollout_wait
+record_stop
+check_rollout s3 kill
+
+# ---- the same surge for a DaemonSet that is no NRI plugin ---------------------
+# Kubernetes' own share of the dip after the deletion: a plain busybox
+# DaemonSet, same strategy and minReadySeconds, that exits on SIGTERM as
+# the plugin does, rolled once.
+step "reference: a plain DaemonSet (no NRI) rolled with the same strategy"
+cat >"$R/manifests/plain.yaml" <<Y
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: plain, namespace: default}
+spec:
+  selector: {matchLabels: {app: plain}}
+  minReadySeconds: 10
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
+  template:
+    metadata: {labels: {app: plain}}
+    spec:
+      terminationGracePeriodSeconds: 15
+      automountServiceAccountToken: false
+      containers:
+      - {name: bb, image: "$BUSYBOX_IMAGE", imagePullPolicy: Never, env: [{name: REV, value: "1"}],
+         command: [sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']}
+Y
+kc apply -f "$R/manifests/plain.yaml" >/dev/null
+kc rollout status ds/plain --timeout=120s >/dev/null || true
+nsenter --net="/run/netns/$NS" -- kubectl --kubeconfig "$R/admin.kubeconfig" get ds plain -w \
+	-o go-template='{{or .status.numberAvailable 0}} {{or .status.numberUnavailable 0}}{{"\n"}}' > >(stamp >"$R/ev/plain.ds") 2>&1 &
+PLAIN_W=$!
+kc set env ds/plain REV=2 >/dev/null
+kc rollout status ds/plain --timeout=120s >/dev/null || true
+wait_for 30 bash -c "[ \$(nsenter --net=/run/netns/$NS -- kubectl --kubeconfig $R/admin.kubeconfig get pods -l app=plain -o name | wc -l) = 1 ]" || true
+stop_pids "$PLAIN_W"
+read -r lo s0 < <(available_between plain 0 9e99)
+echo "  reference: plain DaemonSet, numberAvailable lowest $lo, 0 for ${s0}s during its surge"
+kc delete ds plain --timeout=60s >/dev/null || true
+
+# ---- control: stock containerd v2.4.2 (upstream NRI), what users see today ----
+step "control: the same rollout on stock containerd v2.4.2 (upstream NRI)"
+kcs delete ds nri-annotator --timeout=60s >/dev/null
+wait_for 60 bash -c "[ -z \"\$(nsenter --net=/run/netns/$NS -- kubectl --kubeconfig $R/admin.kubeconfig -n kube-system get pods -o name)\" ]" || true
+(R=$R/stock; mkdir -p "$R/bin"; install_stock_containerd)
+stop_containerd
+for b in containerd containerd-shim-runc-v2 ctr; do ln -sf "$R/stock/bin/$b" "$R/bin/$b"; done
+run_containerd
+expect "control: containerd $(containerd --version | awk '{print $3}') as released ($(go version -m "$R/stock/bin/containerd" | awk '$2 == "github.com/containerd/nri" {print "nri " $3}'))" \
+	bash -c "go version -m '$R/stock/bin/containerd' | grep -q 'dep.*github.com/containerd/nri'"
+SC=setup # (marks of the set-up outside any scenario)
+kc apply -f "$R/manifests/ds.yaml" >/dev/null
+expect "control: v1 rolled out on stock containerd" rollout_wait
+record_start c
+rollout_to v2
+rollout_wait || true
+record_stop
+read -r n f m < <(load_counts c)
+e=$(create_errors c)
+read -r c one wrong dbl none win < <(stamp_counts c 2>/dev/null)
+expect "control: upstream NRI fails container creations during the surge ($e CreateContainer calls failed; ours: 0 in s1-s3)" [ "$e" -gt 0 ]
+echo "  control: $n pods, $f not Ready within 60 s, slowest Ready after ${m}s (the kubelet retries); $c containers created, $((one + wrong)) stamped once, $dbl twice, $((none + win)) none; rollout ${ROLLOUT_S}s"
+echo "  control: what failed: $(grep -ohE 'plugins [^,]*both tried to set [^"]*' "$R/ev/c.create-errors" | head -1 | tr -d '\\')"
+# The picture of the run: docs/kubernetes-rollout.svg is one, copied from here.
+(cd "$REPO" && go run ./test/realkube/timeline -ev "$R/ev" -containerd-log "$R/containerd.log" -scenarios s1,s2,s3,c \
+	-titles 's1=Rollout v1 → v2 under load (containerd on this module),s2=kubectl rollout undo,s3=kill -9 of the active instance; then the new pod deleted while a candidate,c=Control: the same rollout on stock containerd v2.4.2 (upstream NRI)' \
+	-o "$R/kubernetes-rollout.svg") && echo "  timeline: $R/kubernetes-rollout.svg"
 summary

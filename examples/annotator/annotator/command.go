@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -64,6 +65,7 @@ func Main(args []string, opts ...Option) int {
 	leaveStamped := fs.Bool("leave-stamped", false, "on a runtime without handover, leave a container another instance already stamped (upstream fails a creation two instances set one field on)")
 	stampEnv := fs.Bool("stamp-env", false, "stamp the environment variable "+HandledByEnv+" instead of the annotation (for Docker Engine, which refuses annotation adjustments)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 5*time.Second, "bound on stopping after SIGTERM; keep terminationGracePeriodSeconds above it")
+	readyAfter := fs.Bool("ready-after-handover", false, "/readyz keeps answering 200 once this instance handed over to a successor, until it is stopped (see deploy/README.md)")
 	for _, register := range o.flags {
 		register(fs)
 	}
@@ -113,7 +115,11 @@ func Main(args []string, opts ...Option) int {
 		"generation", s.Generation(), "pid", os.Getpid())
 
 	if *readyzAddr != "" {
-		_, stopReadyz, err := serveReadyz(log, *readyzAddr, s.ReadyzHandler())
+		h := s.ReadyzHandler()
+		if *readyAfter {
+			h = handedOverReady(func() bool { return p.handedOver.Load() || s.Role() == api.PluginRole_PLUGIN_ROLE_STANDBY }, h)
+		}
+		_, stopReadyz, err := serveReadyz(log, *readyzAddr, h)
 		if err != nil {
 			log.Error("annotator: cannot serve /readyz", "error", err)
 			return exitFailed
@@ -165,6 +171,24 @@ func runUntil(stop context.Context, s stub.HandoverStub, p *Plugin) error {
 	cancel()
 	<-released
 	return err
+}
+
+// handedOverReady answers 200 once this instance handed over to a successor
+// (-ready-after-handover: standing by, or superseded and held until
+// stopped), else what the stub says. The stub's STANDBY role is read too:
+// it is set before the plugin's RoleChange runs, so no probe falls between
+// "active" and "handed over". Why: a DaemonSet counts a node available by
+// its oldest pod, the old one, until the new pod has been Ready for
+// minReadySeconds; an old pod that turned unready at the switch left the
+// node unavailable for ~11 s on a real node (test/realkube).
+func handedOverReady(handedOver func() bool, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if handedOver() {
+			_, _ = io.WriteString(w, "handed over to the successor\n")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // serveReadyz answers /readyz from the stub's readiness: 200 while this

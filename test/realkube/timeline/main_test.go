@@ -43,9 +43,9 @@ func records(t *testing.T) (string, string) {
 	ts := func(d float64) string { return time.Unix(0, int64((base+d)*1e9)).UTC().Format(time.RFC3339Nano) }
 	log := filepath.Join(dir, "containerd.log")
 	write(t, log, `time="2026-12-04T18:41:40.1Z" level=info msg="starting containerd" revision= version=v2.4.2`+"\n"+
-		`time="`+ts(4.5)+`" level=info msg="plugin 10-annotator version v2 instance uid-b generation 2 takes over from version \"v1\" instance \"uid-a\": 3 pods"`+"\n"+
+		`time="`+ts(4.5)+`" level=info msg="plugin 10-annotator version v1 instance uid-a generation 1 superseded by 10-annotator version v2 instance uid-b generation 2"`+"\n"+
 		`time="`+ts(5.2)+`" level=info msg="plugin 10-annotator version v1 instance uid-a generation 1 reactivated after 10-annotator version v2 instance uid-b generation 2 left"`+"\n"+
-		`time="`+ts(5.4)+`" level=info msg="plugin 10-annotator version v2 instance uid-b generation 2 takes over from version \"v1\" instance \"uid-a\""`+"\n")
+		`time="`+ts(5.4)+`" level=info msg="plugin 10-annotator version v1 instance uid-a generation 1 superseded by 10-annotator version v2 instance uid-b generation 2"`+"\n")
 	return dir, log
 }
 
@@ -122,7 +122,7 @@ func TestTimeline(t *testing.T) {
 		"10-annotator reactivated nri-annotator-aaaaa v1 gen 1 after nri-annotator-bbbbb v2 left",
 		`class="active" data-instance="uid-a" fill="` + palette[0], `class="active" data-instance="uid-b" fill="` + palette[1],
 		`data-pod="load-s1-2" data-ok="false"`, `class="kill"`, `class="unavailable"`,
-		"4 load pods, 1 FAILED; at most 2 plugin pods Ready at once; lowest numberAvailable 0",
+		"4 load pods, 1 FAILED, 0 CreateContainer calls failed; at most 2 plugin pods Ready at once; lowest numberAvailable 0",
 	} {
 		if !strings.Contains(svg, s) {
 			t.Errorf("the SVG lacks %q", s)
@@ -140,8 +140,8 @@ func TestBadInput(t *testing.T) {
 		{"s1.ds", at(1) + " x 0 1 1 1\n", "s1.ds:1: available \"x\""},
 		{"s1.marks", "soon start\n", "s1.marks:1: time \"soon\""},
 		{"s1.marks", at(1) + " patch v2\n", "s1.marks: no start mark"},
-		{"containerd.log", `time="x" msg="plugin p takes over from version \"v1\" instance \"a\""` + "\n", "containerd.log:1: parsing time"},
-		{"containerd.log", `time="2026-12-04T18:41:40.1Z" msg="plugin takes over from version \"v1\" instance \"a\""` + "\n", "containerd.log:1: msg"},
+		{"containerd.log", `time="x" msg="plugin p superseded by q"` + "\n", "containerd.log:1: parsing time"},
+		{"containerd.log", `time="2026-12-04T18:41:40.1Z" msg="plugin superseded by "` + "\n", "containerd.log:1: msg"},
 		{"containerd.log", `time="2026-12-04T18:41:40.1Z" msg="plugin x reactivated after y"` + "\n", "containerd.log:1: msg"},
 		{"s1.load", "", ""},
 	} {

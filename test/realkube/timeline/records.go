@@ -22,6 +22,7 @@ type scenario struct {
 	load        []loadPod
 	ds          []dsEvent
 	marks       []mark
+	createErrs  int // CreateContainer calls containerd failed (SC.create-errors)
 }
 
 // podEvent is one watch event of a plugin pod.
@@ -52,15 +53,17 @@ type mark struct {
 }
 
 // takeover is one of containerd's lines that switch a plugin to instance,
-// from instance from. adaptation/handover.go logs "takes over" as the
-// successor's admission starts (the predecessor still serves during its
-// first sync rounds, milliseconds) and "reactivated after" when the
-// instance standing by is active again.
+// from instance from. adaptation/handover.go logs "OLD superseded by NEW"
+// at the switch itself ("takes over from", logged when the successor starts
+// catching up, is not the switch: on a busy node the predecessor served for
+// seconds after it) and "reactivated after" when the instance standing by
+// is active again.
 type takeover struct {
 	t                         float64
 	plugin, version, instance string
 	gen, fromVersion, from    string
 	reactivated               bool
+	joined, closed            bool // active without a predecessor; none active
 }
 
 // eachLine calls fn for every line of path; an error names the file and line.
@@ -133,6 +136,11 @@ func stampOf(dir, id string) string {
 func readScenario(dir, sc string) (*scenario, error) {
 	s := &scenario{name: sc, title: sc}
 	p := func(ext string) string { return filepath.Join(dir, sc+"."+ext) }
+	// Failed CreateContainer calls: the kubelet retries them, so a pod may
+	// turn Ready anyway, later; what upstream NRI does during a surge.
+	if b, err := os.ReadFile(p("create-errors")); err == nil {
+		s.createErrs = strings.Count(string(b), "\n")
+	}
 	for _, r := range []struct {
 		ext   string
 		n     int // fields, the time included
@@ -145,11 +153,12 @@ func readScenario(dir, sc string) (*scenario, error) {
 			s.pods = append(s.pods, podEvent{t, f[1], f[2], f[3], f[4] == "True" && f[5] == "del=", f[5] != "del="})
 			return nil
 		}},
-		{"load", 4, func(f []string, t float64) error { // time name ok|FAILED id
+		{"load", 4, func(f []string, t float64) error { // time name ok|FAILED id [seconds]
 			if f[2] != "ok" && f[2] != "FAILED" {
 				return fmt.Errorf("third field %q is neither ok nor FAILED", f[2])
 			}
-			s.load = append(s.load, loadPod{t, f[1], f[2] == "ok", f[3], stampOf(dir, f[3])})
+			id, _, _ := strings.Cut(f[3], " ") // then seconds to Ready
+			s.load = append(s.load, loadPod{t, f[1], f[2] == "ok", id, stampOf(dir, id)})
 			return nil
 		}},
 		{"ds", 6, func(f []string, t float64) error { // time available unavailable ready updated desired
@@ -205,19 +214,31 @@ const describe = `(\S+)(?: version (\S+))?(?: instance (\S+))?(?: generation (\d
 
 var (
 	timeRE     = regexp.MustCompile(`^time="([^"]+)"`)
-	takeoverRE = regexp.MustCompile(`^plugin ` + describe + ` takes over from version "([^"]*)" instance "([^"]*)"`)
+	takeoverRE = regexp.MustCompile(`^plugin ` + describe + ` superseded by ` + describe + `$`)
 	// After kill -9 of the active instance, the one standing by is active again.
 	reactivatedRE = regexp.MustCompile(`^plugin ` + describe + ` reactivated after ` + describe + ` left$`)
+	// Without a predecessor (it was killed) an instance is active once it
+	// joined; the connection's pid names it ("registered" gives its identity),
+	// and when the active one's connection closes none is active.
+	registeredRE = regexp.MustCompile(`^plugin external:(\S+)\[(\d+)\] registered \(version "([^"]*)", instance "([^"]*)", generation (\d+)`)
+	joinedRE     = regexp.MustCompile(`^plugin external:(\S+)\[(\d+)\] connected and synchronized$`)
+	closedRE     = regexp.MustCompile(`^connection to plugin external:(\S+)\[(\d+)\] closed$`)
 )
 
 // readTakeovers reads containerd's log (logrus text: time="..." ... msg="..."
 // with msg Go-quoted) for the lines that switch the instance a plugin's
-// events go to ("takes over from version", "reactivated after"), in time
+// events go to ("superseded by", "reactivated after"), in time
 // order.
 func readTakeovers(path string) ([]takeover, error) {
 	var tks []takeover
+	byPid := map[string]takeover{} // connection pid -> identity
+	active := map[string]string{}  // plugin -> active instance
 	err := eachLine(path, func(l string) error {
-		if !strings.Contains(l, `takes over from version \"`) && !strings.Contains(l, " reactivated after ") {
+		// (the disconnect notice that follows a switch repeats "superseded
+		// by" in a msg of its own: only msg="plugin ..." lines count)
+		conn := strings.Contains(l, `] registered (version`) || strings.Contains(l, `] connected and synchronized"`) ||
+			strings.Contains(l, ` msg="connection to plugin external:`)
+		if !conn && (!strings.Contains(l, ` msg="plugin `) || !strings.Contains(l, " superseded by ") && !strings.Contains(l, " reactivated after ")) {
 			return nil
 		}
 		tm := timeRE.FindStringSubmatch(l)
@@ -240,13 +261,31 @@ func readTakeovers(path string) ([]takeover, error) {
 			return fmt.Errorf("msg is not a quoted string: %v", err)
 		}
 		tk := takeover{t: float64(t.UnixNano()) / 1e9}
-		if m := takeoverRE.FindStringSubmatch(q); m != nil {
-			tk.plugin, tk.version, tk.instance, tk.gen, tk.fromVersion, tk.from = m[1], m[2], m[3], m[4], m[5], m[6]
+		if m := registeredRE.FindStringSubmatch(q); m != nil {
+			byPid[m[2]] = takeover{plugin: m[1], version: m[3], instance: m[4], gen: m[5]}
+			return nil
+		} else if m := joinedRE.FindStringSubmatch(q); m != nil {
+			j, ok := byPid[m[2]]
+			if !ok || j.instance == active[j.plugin] {
+				return nil // a takeover's own "connected" line, or one we cannot name
+			}
+			tk.plugin, tk.version, tk.instance, tk.gen, tk.from = j.plugin, j.version, j.instance, j.gen, active[j.plugin]
+			tk.joined = true
+		} else if m := closedRE.FindStringSubmatch(q); m != nil {
+			j, ok := byPid[m[2]]
+			if !ok || j.instance != active[j.plugin] {
+				return nil
+			}
+			tk.plugin, tk.from, tk.fromVersion, tk.closed = j.plugin, j.instance, j.version, true
+		} else if m := takeoverRE.FindStringSubmatch(q); m != nil {
+			tk.plugin, tk.fromVersion, tk.from = m[1], m[2], m[3]
+			tk.version, tk.instance, tk.gen = m[6], m[7], m[8]
 		} else if m := reactivatedRE.FindStringSubmatch(q); m != nil {
 			tk.plugin, tk.version, tk.instance, tk.gen, tk.fromVersion, tk.from, tk.reactivated = m[1], m[2], m[3], m[4], m[6], m[7], true
 		} else {
-			return fmt.Errorf("msg %q is neither `plugin DESCR takes over from version \"V0\" instance \"OLD\"` nor `plugin DESCR reactivated after DESCR left`", q)
+			return fmt.Errorf("msg %q is neither `plugin DESCR superseded by DESCR` nor `plugin DESCR reactivated after DESCR left`", q)
 		}
+		active[tk.plugin] = tk.instance
 		tks = append(tks, tk)
 		return nil
 	})

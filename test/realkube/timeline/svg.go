@@ -177,8 +177,13 @@ func (g *figure) panel(s *scenario, tks []takeover, y float64) float64 {
 		}
 		byPlugin[tk.plugin] = append(byPlugin[tk.plugin], tk)
 		what := fmt.Sprintf("%s switched to %s %s gen %s from %s %s", tk.plugin, g.nameOf(tk.instance), tk.version, tk.gen, g.nameOf(tk.from), tk.fromVersion)
-		if tk.reactivated {
+		switch {
+		case tk.reactivated:
 			what = fmt.Sprintf("%s reactivated %s %s gen %s after %s %s left", tk.plugin, g.nameOf(tk.instance), tk.version, tk.gen, g.nameOf(tk.from), tk.fromVersion)
+		case tk.joined:
+			what = fmt.Sprintf("%s: %s %s gen %s active (no predecessor left)", tk.plugin, g.nameOf(tk.instance), tk.version, tk.gen)
+		case tk.closed:
+			what = fmt.Sprintf("%s: %s %s gone, no instance active", tk.plugin, g.nameOf(tk.from), tk.fromVersion)
 		}
 		marks = append(marks, mark{tk.t, what, "switch"})
 	}
@@ -189,6 +194,10 @@ func (g *figure) panel(s *scenario, tks []takeover, y float64) float64 {
 			cur, from := tks[0].from, s.t0
 			for _, tk := range append(tks, takeover{t: s.t1}) {
 				x1, x2 := xOf(from), xOf(tk.t)
+				if cur == "" { // none active (the active one was killed)
+					cur, from = tk.instance, tk.t
+					continue
+				}
 				bar(x1, x2, ly+18, 14, fmt.Sprintf(`class="active" data-instance="%s" fill="%s"`, esc(cur), g.colorOf(cur)))
 				if name := g.nameOf(cur); x2-x1 > float64(len(name))*6+8 {
 					g.text(x1+4, ly+22, `font-size="10" fill="white"`, name)
@@ -331,8 +340,8 @@ func summary(s *scenario) string {
 			low, lowest = fmt.Sprint(d.available), d.available
 		}
 	}
-	return fmt.Sprintf("%d load pods, %d FAILED; at most %d plugin pods Ready at once; lowest numberAvailable %s; %.1f s",
-		len(s.load), failed, most, low, s.t1-s.t0)
+	return fmt.Sprintf("%d load pods, %d FAILED, %d CreateContainer calls failed; at most %d plugin pods Ready at once; lowest numberAvailable %s; %.1f s",
+		len(s.load), failed, s.createErrs, most, low, s.t1-s.t0)
 }
 
 func (g *figure) legend(y float64) float64 {

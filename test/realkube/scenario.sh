@@ -1,0 +1,267 @@
+# scenario.sh: sourced by run.sh. The recording and the load of a rollout
+# scenario, and its checks from Kubernetes and from the runtime's own records.
+# Everything a scenario SC records goes to $R/ev/SC.*:
+#   .pods     one line per watch event of a plugin pod: time name gen uid Ready del=...
+#   .ds       one line per watch event of the DaemonSet: time available unavailable ready updated desired
+#   .load     one line per load pod: time name ok|FAILED container-id seconds-to-Ready
+#   .marks    time what (start, patch, rollout done, kill, stop)
+#   .created  one line per container containerd created while SC ran: id, then
+#             every plugin instance active between its CreateContainer request
+#             and reply (containerd's own log)
+#   .lines    containerd.log's line numbers at start and stop
+# Container records (crictl inspect) go to $R/ev/inspect/ID.json and the
+# plugin pods' container logs are hard-linked into $R/ev/logs (they outlive
+# the pod: the kubelet only unlinks its name).
+
+# stamp: prefixes each line with the time it was read (epoch seconds, µs).
+stamp() { while IFS= read -r l; do printf '%s %s\n' "$EPOCHREALTIME" "$l"; done; }
+mark() { printf '%s %s\n' "$EPOCHREALTIME" "$*" >>"$R/ev/$SC.marks"; }
+kcs() { kc -n kube-system "$@"; }
+# plugin_pods: name uid ready, one line per plugin pod.
+plugin_pods() {
+	kcs get pods -l app.kubernetes.io/name=nri-annotator \
+		-o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid} {.status.containerStatuses[0].ready}{"\n"}{end}'
+}
+
+REC=() # the recorders' and the load loop's pids, ended by record_stop
+# record_start SCENARIO: watches the plugin pods and the DaemonSet, keeps
+# the container records and logs, and starts the load loop.
+record_start() {
+	SC=$1
+	mkdir -p "$R/ev/inspect" "$R/ev/logs"
+	: >"$R/ev/$SC.marks"
+	: >"$R/ev/$SC.load"
+	rm -f "$R/ev/stop"
+	wc -l <"$R/containerd.log" >"$R/ev/$SC.lines"
+	# kubectl itself in the background (nsenter execs it), so that $! is
+	# kubectl's pid and record_stop's signal reaches it.
+	nsenter --net="/run/netns/$NS" -- kubectl --kubeconfig "$R/admin.kubeconfig" -n kube-system \
+		get pods -w -l app.kubernetes.io/name=nri-annotator -o go-template='{{.metadata.name}} {{index .metadata.labels "pod-template-generation"}} {{.metadata.uid}} {{range .status.conditions}}{{if eq .type "Ready"}}{{.status}}{{end}}{{end}} del={{with .metadata.deletionTimestamp}}{{.}}{{end}}{{"\n"}}' \
+		> >(stamp >"$R/ev/$SC.pods") 2>&1 &
+	REC+=($!)
+	nsenter --net="/run/netns/$NS" -- kubectl --kubeconfig "$R/admin.kubeconfig" -n kube-system \
+		get ds nri-annotator -w -o go-template='{{or .status.numberAvailable 0}} {{or .status.numberUnavailable 0}} {{or .status.numberReady 0}} {{or .status.updatedNumberScheduled 0}} {{or .status.desiredNumberScheduled 0}}{{"\n"}}' \
+		> >(stamp >"$R/ev/$SC.ds") 2>&1 &
+	REC+=($!)
+	keeper &
+	REC+=($!)
+	load_loop &
+	REC+=($!)
+	mark start
+	# The load is running before the scenario acts.
+	wait_for 90 bash -c "[ \$(wc -l <'$R/ev/$SC.load') -ge 2 ]" || true
+}
+# record_stop: lets the load create LOAD_AFTER more pods, ends the load loop
+# (after its current pod) and the recorders.
+record_stop() {
+	local n
+	n=$(wc -l <"$R/ev/$SC.load")
+	wait_for 90 bash -c "[ \$(wc -l <'$R/ev/$SC.load') -ge $((n + ${LOAD_AFTER:-3})) ]" || true
+	mark stop
+	touch "$R/ev/stop"
+	wait_for 90 bash -c "! kill -0 ${REC[-1]} 2>/dev/null" || true
+	keep_once
+	stop_pids "${REC[@]}"
+	REC=()
+	wc -l <"$R/containerd.log" >>"$R/ev/$SC.lines"
+	created_during "$SC" >"$R/ev/$SC.created"
+}
+
+# keep_once: hard-links new container logs of the plugin pods, records every
+# container not recorded yet.
+keep_once() {
+	cp -aln "$PODLOGS/." "$R/ev/logs/" 2>/dev/null || true
+	local id
+	for id in $(cri ps -aq 2>/dev/null); do
+		[ -s "$R/ev/inspect/$id.json" ] || cri inspect "$id" >"$R/ev/inspect/$id.json" 2>/dev/null || rm -f "$R/ev/inspect/$id.json"
+	done
+}
+keeper() { # every half second until the stop file (bounded by the run's timeout)
+	while [ ! -e "$R/ev/stop" ]; do keep_once; sleep 0.5; done
+}
+
+# load_loop: creates pods on the node one after the other, each waited for
+# Ready (60 s), recorded and deleted, until the stop file, at most LOAD_MAX.
+# What kubectl said about a pod that failed goes to $R/ev/$SC.load.err.
+load_loop() {
+	local i=0 name ok id t0
+	while [ ! -e "$R/ev/stop" ] && [ $i -lt "${LOAD_MAX:-400}" ]; do
+		i=$((i + 1))
+		name=load-$SC-$i
+		ok=FAILED
+		t0=$EPOCHREALTIME
+		if sed "s/@NAME@/$name/" "$R/manifests/load.yaml" | kc apply -f - >>"$R/ev/$SC.load.err" 2>&1 &&
+			kc wait --for=condition=Ready "pod/$name" --timeout=60s >>"$R/ev/$SC.load.err" 2>&1; then
+			ok=ok
+		else
+			kc get pod "$name" -o yaml >>"$R/ev/$SC.load.err" 2>&1
+		fi
+		id=$(cri ps -aq --label "io.kubernetes.pod.name=$name" 2>/dev/null | head -1)
+		[ -z "$id" ] || cri inspect "$id" >"$R/ev/inspect/$id.json" 2>/dev/null
+		printf '%s %s %s %s %.1f\n' "$EPOCHREALTIME" "$name" "$ok" "${id:-none}" "$(awk "BEGIN {print $EPOCHREALTIME - $t0}")" >>"$R/ev/$SC.load"
+		kc delete pod "$name" --wait=false --grace-period=0 --force >/dev/null 2>&1
+	done
+}
+
+# rollout_to VERSION: the image and -version together (the manifest's rule).
+rollout_to() {
+	mark "patch $1"
+	kcs patch ds nri-annotator --type=json -p "[
+		{\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/image\", \"value\": \"$ANN_IMAGE:$1\"},
+		{\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/args/0\", \"value\": \"-version=$1\"}]" >/dev/null
+}
+# rollout_wait: kubectl rollout status, its duration in ROLLOUT_S.
+rollout_wait() {
+	local t0=$EPOCHREALTIME rc=0
+	kcs rollout status ds/nri-annotator --timeout="${1:-300}s" >/dev/null || rc=$?
+	ROLLOUT_S=$(awk "BEGIN {printf \"%.1f\", $EPOCHREALTIME - $t0}")
+	mark "rollout done rc=$rc ${ROLLOUT_S}s"
+	return $rc
+}
+
+# ---- the runtime's records ----------------------------------------------------
+# created_during SC: from containerd's log between SC's start and stop, each
+# container created, with the plugin instances active while containerd
+# created it (at its CreateContainer request and until its reply), "none"
+# for a time no instance was active. The whole log is read, so the active
+# instance is known from the first registration on:
+#   "...[PID] registered (version \"V\", instance \"X\"..."  PID is instance X
+#   "...[PID] connected and synchronized"   X is active (joined, or took over)
+#   "... instance OLD ... superseded by ... instance NEW ..."  the switch itself
+#   "connection to plugin ...[PID] closed"  if X was active, none is
+# ("takes over from" is logged when a successor starts catching up; its
+# predecessor serves until the switch.)
+created_during() {
+	local from to
+	{ read -r from; read -r to; } <"$R/ev/$1.lines"
+	awk -v from="$from" -v to="$to" '
+	function pid(s) { sub(/.*50-annotator\[/, "", s); sub(/\].*/, "", s); return s }
+	function activate(x) { cur = x; for (s in open) open[s] = open[s] " " x }
+	BEGIN { cur = "none" }
+	/external:50-annotator\[[0-9]+\] registered \(version/ {
+		x = $0; sub(/.*instance \\"/, "", x); sub(/\\".*/, "", x); inst[pid($0)] = x; next
+	}
+	/external:50-annotator\[[0-9]+\] connected and synchronized/ { if (pid($0) in inst) activate(inst[pid($0)]); next }
+	/ superseded by .* instance / {
+		split($0, w, " instance "); x = w[3]; sub(/[ "].*/, "", x); activate(x); next
+	}
+	/connection to plugin external:50-annotator\[[0-9]+\] closed/ { if (inst[pid($0)] == cur) activate("none"); next }
+	/msg="CreateContainer within sandbox/ {
+		s = $0; sub(/.*within sandbox \\"/, "", s); sub(/\\".*/, "", s)
+		if ($0 ~ /returns container id/) {
+			id = $0; sub(/.*returns container id \\"/, "", id); sub(/\\".*/, "", id)
+			if (NR > from && NR <= to) print id, (s in open ? open[s] : cur)
+			delete open[s]
+		} else open[s] = cur
+	}' "$R/containerd.log"
+}
+# annotation_of ID: the stamps on container ID's record (distinct values).
+annotation_of() {
+	grep -oE '"annotator\.nri-handover\.io/handled-by": *"[^"]*"' "$R/ev/inspect/$1.json" 2>/dev/null |
+		sed 's/.*: *"\(.*\)"/\1/' | sort -u | paste -sd' ' || true
+}
+# nstamps_of ID: how many "stamped container" lines the plugin pods logged for ID.
+nstamps_of() { cat "$R"/ev/logs/*/*/*.log 2>/dev/null | grep -F 'msg="stamped container"' | grep -cF " id=$1 " || true; }
+
+# ---- checks -------------------------------------------------------------------
+# max_ready SC: the most plugin pods Ready at one time, replaying the watch
+# (a pod counts from its Ready=True event to its next event; one being
+# deleted does not count).
+max_ready() {
+	awk '{ready[$2] = ($5 == "True" && $6 == "del=") ? 1 : 0; n = 0; for (p in ready) n += ready[p]; if (n > m) m = n} END {print m + 0}' "$R/ev/$1.pods"
+}
+# min_available SC: the DaemonSet's lowest numberAvailable while SC ran.
+min_available() { awk '$2 + 0 < m || NR == 1 {m = $2 + 0} END {print m + 0}' "$R/ev/$1.ds"; }
+# load_counts SC: "created failed slowest-seconds-to-Ready" of the load pods.
+load_counts() { awk '{n++} $3 != "ok" {f++} $5 + 0 > m {m = $5 + 0} END {print n + 0, f + 0, m + 0}' "$R/ev/$1.load"; }
+# create_errors SC: how many CreateContainer calls containerd failed while
+# SC ran (the kubelet retries them, so a pod may still turn Ready, later);
+# the first error's text goes to $R/ev/SC.create-errors.
+create_errors() {
+	local from to
+	{ read -r from; read -r to; } <"$R/ev/$1.lines"
+	sed -n "$((from + 1)),${to}p" "$R/containerd.log" | grep -F 'level=error msg="CreateContainer' >"$R/ev/$1.create-errors" || true
+	wc -l <"$R/ev/$1.create-errors"
+}
+# stamp_counts SC: "containers one wrong-instance double unstamped window"
+# over the containers containerd created while SC ran: one = exactly one
+# stamp, from an instance active while it was created, logged once by the
+# plugin; window = created while no instance was active (after the active
+# one was killed, before its successor was made active) and unstamped.
+stamp_counts() {
+	local id active ann n c=0 one=0 wrong=0 dbl=0 none=0 win=0
+	while read -r id active; do
+		c=$((c + 1))
+		ann=$(annotation_of "$id")
+		n=$(nstamps_of "$id")
+		if [ -z "$ann" ] && [ "$active" = none ]; then win=$((win + 1))
+		elif [ -z "$ann" ]; then none=$((none + 1)); echo "  $id unstamped, active: $active" >&2
+		elif [ "${ann// /}" != "$ann" ] || [ "$n" -gt 1 ]; then dbl=$((dbl + 1)); echo "  $id stamped $ann ($n log lines)" >&2
+		elif [[ " $active " == *" ${ann#*/} "* ]]; then one=$((one + 1))
+		else wrong=$((wrong + 1)); echo "  $id stamped $ann, active: $active" >&2
+		fi
+	done <"$R/ev/$1.created"
+	echo "$c $one $wrong $dbl $none $win"
+}
+
+# first_ready SC UID: when the watch first said pod UID is Ready (epoch).
+first_ready() { awk -v u="$2" '$4 == u && $5 == "True" && $6 == "del=" {print $1; exit}' "$R/ev/$1.pods"; }
+# took_over UID: when containerd switched the plugin's events to instance
+# UID (its "superseded by" line naming UID the successor; epoch).
+took_over() {
+	local t
+	t=$(grep -E " superseded by .* instance $1 generation " "$R/containerd.log" | head -1 | sed -n 's/^time="\([^"]*\)".*/\1/p')
+	[ -z "$t" ] || date -d "$t" +%s.%N
+}
+# ready_after_active SC: "checked late" over the plugin pods SC created:
+# checked = Ready and taken over, late = Ready only after containerd
+# logged its takeover (what makes the DaemonSet delete the old pod only
+# after the switch).
+ready_after_active() {
+	local uid r t n=0 late=0
+	for uid in $(awk 'NR == 1 {first = $4} $4 != first {print $4}' "$R/ev/$1.pods" | sort -u); do
+		r=$(first_ready "$1" "$uid"); t=$(took_over "$uid")
+		[ -n "$r" ] && [ -n "$t" ] || continue
+		n=$((n + 1))
+		awk "BEGIN {exit !($r >= $t)}" && late=$((late + 1))
+	done
+	echo "$n $late"
+}
+
+# old_deleted SC: when the DaemonSet controller deleted the pod that was
+# there at SC's start (its first watch event with a deletionTimestamp).
+old_deleted() { awk 'NR == 1 {p = $2} $2 == p && $6 != "del=" {print $1; exit}' "$R/ev/$1.pods"; }
+# available_between SC FROM TO: the lowest numberAvailable, and the seconds
+# it was 0, over the DaemonSet's events in [FROM, TO).
+available_between() {
+	awk -v a="$2" -v b="$3" '$1 >= a && $1 < b {if (!n++ || $2 + 0 < m) m = $2 + 0; if ($2 + 0 < 1 && !d) {d = 1; t = $1} else if ($2 + 0 >= 1 && d) {d = 0; s += $1 - t}}
+		END {if (d) s += b - t; printf "%d %.1f\n", (n ? m : 1), s}' "$R/ev/$1.ds"
+}
+
+# check_rollout SC [nokill|kill]: the checks of a rollout on our NRI; with
+# nokill also Kubernetes' view of the handover; with kill, containers
+# created while no instance was active (the killed one gone, its successor
+# not yet switched in) may be unstamped, and are counted.
+check_rollout() {
+	local sc=$1 n f m e c one wrong dbl none win k late del lo s0 lo2 s2
+	read -r n f m < <(load_counts "$sc")
+	e=$(create_errors "$sc")
+	expect "$sc: $n pods created on the node during the rollout, $f failed, $e CreateContainer calls failed (slowest Ready after ${m}s)" [ "$f" = 0 -a "$e" = 0 -a "$n" -ge 3 ]
+	read -r c one wrong dbl none win < <(stamp_counts "$sc")
+	if [ "${2:-}" = kill ]; then
+		expect "$sc: $c containers created, each with exactly one stamp from the instance active at its creation, or none while no instance was active ($one; $win while none was; $wrong from another, $dbl twice, $none none)" \
+			[ "$((one + win))" = "$c" -a "$c" -ge 3 ]
+	else
+		expect "$sc: $c containers created, each with exactly one stamp from the instance active at its creation ($one; $wrong from another, $dbl twice, $none none, $win while none was)" \
+			[ "$one" = "$c" -a "$c" -ge 3 ]
+	fi
+	read -r k late < <(ready_after_active "$sc")
+	expect "$sc: each new plugin pod turned Ready only after containerd made it the active instance ($late of $k)" [ "$k" -ge 1 -a "$late" = "$k" ]
+	[ "${2:-}" = nokill ] || return 0
+	del=$(old_deleted "$sc")
+	read -r lo s0 < <(available_between "$sc" 0 "${del:-9e99}")
+	expect "$sc: the DaemonSet's numberAvailable never dropped until the controller deleted the old pod (lowest $lo)" [ "$lo" -ge 1 -a -n "$del" ]
+	read -r lo2 s2 < <(available_between "$sc" "${del:-9e99}" 9e99)
+	echo "  $sc: after the deletion, numberAvailable $lo2 for ${s2}s while the old pod terminated (the controller counts a node's oldest pod, terminating or not)"
+	echo "  $sc: plugin pods Ready at once, at most: $(max_ready "$sc") (the old one stays Ready after it handed over, until deleted)"
+}
