@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/nri-handover/nri/internal/svgrow"
 )
 
 // The SVG timeline: one panel per part, one lane per instance (process
@@ -15,19 +17,19 @@ import (
 // containers, numbered vertical lines for the demo's actions and the
 // adaptation's switches with their list below, and a legend.
 const (
-	svgWidth  = 1200
+	svgWidth  = svgrow.Width
 	laneLeft  = 170 // x where time starts
-	laneRight = svgWidth - 30
+	laneRight = svgrow.LaneRight
 	laneH     = 38
-	markRows  = 3  // rows of mark numbers above the lanes
-	markRowH  = 17 // their height
-	listLineH = 15
+	markRows  = svgrow.MarkRows
+	markRowH  = svgrow.MarkRowH
+	listLineH = svgrow.ListLineH
 )
 
 var (
-	palette   = []string{"#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"}
-	lossColor = "#d62728"
-	markColor = map[markKind]string{markAction: "#7f7f7f", markKill: "#d62728", markSwitch: "#2ca02c"}
+	palette   = svgrow.Palette
+	lossColor = svgrow.LossColor
+	markColor = map[markKind]string{markAction: svgrow.MarkColor, markKill: svgrow.LossColor, markSwitch: svgrow.SwitchColor}
 )
 
 // instanceColor is the same for an instance id in every panel.
@@ -172,17 +174,7 @@ func renderPanel(b *svgBuf, p *part, y float64) float64 {
 	}
 	for i, m := range marks {
 		x := xOf(m.t)
-		row := 0 // the first row with room, else the one with the oldest number
-		for r := range lastX {
-			if x-lastX[r] >= 18 {
-				row = r
-				break
-			}
-			if lastX[r] < lastX[row] {
-				row = r
-			}
-		}
-		lastX[row] = x
+		row := svgrow.Place(lastX, x)
 		cy := marksTop + float64(markRows-1-row)*markRowH + 8
 		color := markColor[m.kind]
 		dash := ""

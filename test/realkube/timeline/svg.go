@@ -7,6 +7,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/nri-handover/nri/internal/svgrow"
 )
 
 // The SVG, in cmd/handover-demo/svg.go's style (its palette, lanes, marks
@@ -16,20 +18,20 @@ import (
 // no known instance, one for the DaemonSet's numberAvailable, and numbered
 // vertical lines for the scenario's marks and containerd's switches.
 const (
-	svgWidth  = 1200
+	svgWidth  = svgrow.Width
 	laneLeft  = 190 // x where time starts
-	laneRight = svgWidth - 30
+	laneRight = svgrow.LaneRight
 	laneH     = 36
-	markRows  = 3  // rows of mark numbers above the lanes
-	markRowH  = 17 // their height
-	listLineH = 15
+	markRows  = svgrow.MarkRows
+	markRowH  = svgrow.MarkRowH
+	listLineH = svgrow.ListLineH
 )
 
 var (
-	palette   = []string{"#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"}
-	okColor   = "#2ca02c"
-	lossColor = "#d62728"
-	markColor = map[string]string{"mark": "#7f7f7f", "kill": lossColor, "switch": okColor}
+	palette   = svgrow.Palette
+	okColor   = svgrow.SwitchColor
+	lossColor = svgrow.LossColor
+	markColor = map[string]string{"mark": svgrow.MarkColor, "kill": lossColor, "switch": okColor}
 )
 
 type svgBuf struct{ bytes.Buffer }
@@ -280,17 +282,7 @@ func (g *figure) panel(s *scenario, tks []takeover, y float64) float64 {
 	lastX := []float64{-100, -100, -100}
 	for i, m := range marks {
 		x := xOf(m.t)
-		row := 0 // the first row with room, else the one with the oldest number
-		for r := range lastX {
-			if x-lastX[r] >= 18 {
-				row = r
-				break
-			}
-			if lastX[r] < lastX[row] {
-				row = r
-			}
-		}
-		lastX[row] = x
+		row := svgrow.Place(lastX, x)
 		cy := marksTop + float64(markRows-1-row)*markRowH + 8
 		dash := ` stroke-dasharray="4 3"`
 		if m.kind != "mark" {
