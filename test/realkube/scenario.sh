@@ -186,15 +186,16 @@ create_errors() {
 # stamp_counts SC: "containers one wrong-instance double unstamped window"
 # over the containers containerd created while SC ran: one = exactly one
 # stamp, from an instance active while it was created, logged once by the
-# plugin; window = created while no instance was active (after the active
-# one was killed, before its successor was made active) and unstamped.
+# plugin; window = unstamped, and created while at some moment no instance
+# was active (the active one killed or deleted, even mid-call, before its
+# successor was made active).
 stamp_counts() {
 	local id active ann n c=0 one=0 wrong=0 dbl=0 none=0 win=0
 	while read -r id active; do
 		c=$((c + 1))
 		ann=$(annotation_of "$id")
 		n=$(nstamps_of "$id")
-		if [ -z "$ann" ] && [ "$active" = none ]; then win=$((win + 1))
+		if [ -z "$ann" ] && [[ " $active " == *" none "* ]]; then win=$((win + 1))
 		elif [ -z "$ann" ]; then none=$((none + 1)); echo "  $id unstamped, active: $active" >&2
 		elif [ "${ann// /}" != "$ann" ] || [ "$n" -gt 1 ]; then dbl=$((dbl + 1)); echo "  $id stamped $ann ($n log lines)" >&2
 		elif [[ " $active " == *" ${ann#*/} "* ]]; then one=$((one + 1))
@@ -206,11 +207,17 @@ stamp_counts() {
 
 # first_ready SC UID: when the watch first said pod UID is Ready (epoch).
 first_ready() { awk -v u="$2" '$4 == u && $5 == "True" && $6 == "del=" {print $1; exit}' "$R/ev/$1.pods"; }
-# took_over UID: when containerd switched the plugin's events to instance
-# UID (its "superseded by" line naming UID the successor; epoch).
+# took_over UID: when containerd made instance UID active (epoch): its
+# "superseded by" line naming UID the successor, or, with no predecessor
+# left (killed or deleted first), the "connected and synchronized" line of
+# the connection that registered as UID.
 took_over() {
-	local t
-	t=$(grep -E " superseded by .* instance $1 generation " "$R/containerd.log" | head -1 | sed -n 's/^time="\([^"]*\)".*/\1/p')
+	local t pid
+	t=$(grep -E " superseded by .* instance $1 generation " "$R/containerd.log" | head -1 | sed -n 's/^time="\([^"]*\)".*/\1/p' || true)
+	if [ -z "$t" ]; then
+		pid=$(grep -F "registered (version" "$R/containerd.log" | grep -F "instance \\\"$1\\\"" | head -1 | sed -n 's/.*50-annotator\[\([0-9]*\)\] registered.*/\1/p' || true)
+		[ -z "$pid" ] || t=$(grep -F "50-annotator[$pid] connected and synchronized" "$R/containerd.log" | head -1 | sed -n 's/^time="\([^"]*\)".*/\1/p' || true)
+	fi
 	[ -z "$t" ] || date -d "$t" +%s.%N
 }
 # ready_after_active SC: "checked late" over the plugin pods SC created:
