@@ -285,6 +285,22 @@ run_pod() {
 	CTR_ID=$(cri create "$POD_ID" "$R/$1.ctr.json" "$R/$1.pod.json")
 	cri start "$CTR_ID" >/dev/null
 }
+# list_pod LIST POD ERRFILE: like run_pod with a host-network pod, for a list
+# that records failures instead of aborting: "POD CTR-ID POD-ID" appended to
+# $R/LIST.list, or "POD FAILED POD-ID" when a step failed (crictl's error
+# appended to ERRFILE).
+list_pod() {
+	local p="" c=""
+	pod_json "$2" 2
+	ctr_json "$2"
+	if p=$(cri runp "$R/$2.pod.json" 2>>"$3") &&
+		c=$(cri create "$p" "$R/$2.ctr.json" "$R/$2.pod.json" 2>>"$3") &&
+		cri start "$c" >/dev/null 2>>"$3"; then
+		echo "$2 $c $p" >>"$R/$1.list"
+	else
+		echo "$2 FAILED $p" >>"$R/$1.list"
+	fi
+}
 
 
 # stop_pids ends the processes a script started: TERM to each, then KILL to
@@ -299,61 +315,7 @@ stop_pids() {
 	return 0
 }
 
-# ---- annotator instances and the pod loop (surge.sh, restart.sh, realdocker/e2e.sh) ----
-# Callers set R, STATE (the shared state file), ANNOTATOR (the annotator
-# binary) and optionally ANNOTATOR_FLAGS (an array of flags every instance
-# gets), and declare the associative arrays PID, STAMP and WANT.
-
-# start_instance LABEL INSTANCE GENERATION VERSION [FLAGS...]: one instance of
-# the annotator (50-annotator), identity from the environment as the
-# DaemonSet's downward API gives it, the shared state file; its log (stderr)
-# in $R/LABEL.log; STAMP[LABEL] is the stamp it puts on containers,
-# VERSION/INSTANCE.
-start_instance() {
-	local label=$1 id=$2 gen=$3 ver=$4
-	shift 4
-	NRI_PLUGIN_INSTANCE_ID=$id NRI_PLUGIN_GENERATION=$gen "$ANNOTATOR" "${ANNOTATOR_FLAGS[@]}" \
-		-socket "$R/nri/nri.sock" -version "$ver" -ready-file "$R/$label.ready" -state-file "$STATE" \
-		"$@" >"$R/$label.log" 2>&1 &
-	PID[$label]=$!
-	STAMP[$label]=$ver/$id
-}
+# has FILE REGEX; alive PID; gone PID.
 has() { grep -qsE "$2" "$1"; }
 alive() { kill -0 "$1" 2>/dev/null; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
-
-loop_count() { wc -l <"$R/$1.list"; }
-# loop_past NAME N [SECONDS]: wait until the loop created more than N.
-loop_past() { wait_for "${3:-60}" bash -c "[ \$(wc -l <'$R/$1.list') -gt $2 ]"; }
-# stop_loop NAME: after LOOP_AFTER more (each runtime call is bounded, so
-# is the wait).
-stop_loop() {
-	loop_past "$1" $(($(loop_count "$1") + LOOP_AFTER - 1)) || true
-	touch "$R/stop-$1"
-	wait "$LOOP_PID" || true
-	LOOP_PID=""
-}
-# want_loop NAME BEFORE AFTER AT_START AT_READY: loop items created before
-# AT_START were BEFORE's, those started after AT_READY (the one in flight
-# when the successor turned ready may go either way) AFTER's.
-want_loop() {
-	local name=$1 before=$2 after=$3 at_start=$4 at_ready=$5 item i
-	while read -r item _; do
-		i=${item##*-}
-		if [ "$i" -le "$at_start" ]; then WANT[$item]=$before
-		elif [ "$i" -gt $((at_ready + 1)) ]; then WANT[$item]=$after
-		else WANT[$item]="$before|$after"; fi
-	done <"$R/$name.list"
-}
-# watch_ready LABEL: records in $R/gaps-LABEL every moment LABEL's ready file
-# is missing, until $R/stop-watch exists (a readinessProbe that never fails).
-watch_ready() {
-	rm -f "$R/stop-watch"
-	: >"$R/gaps-$1"
-	(while [ ! -e "$R/stop-watch" ]; do
-		[ -f "$R/$1.ready" ] || date +%T.%N >>"$R/gaps-$1"
-		sleep 0.05
-	done) &
-	WATCH_PID=$!
-}
-stop_watch() { touch "$R/stop-watch"; wait "$WATCH_PID" || true; WATCH_PID=""; }

@@ -47,6 +47,8 @@ CGROUP_PARENT=/nrirestart-$(basename "$R")
 NRI_REQUEST_TIMEOUT=60s
 # shellcheck source=lib.sh
 . "$REPO/test/realcontainerd/lib.sh"
+# shellcheck source=instances.sh
+. "$REPO/test/realcontainerd/instances.sh"
 
 step "packages and binaries"
 install_packages
@@ -91,7 +93,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ANNOTATOR=$R/bin/restart-annotator # start_instance, has, alive, gone: lib.sh
+ANNOTATOR=$R/bin/restart-annotator # has, alive, gone: lib.sh; start_instance, round: instances.sh
 ANNOTATOR_FLAGS=(-leave-stamped) # on stock containerd both instances get each creation
 ready() { test -f "$R/$1.ready"; }
 not_ready() { ! test -f "$R/$1.ready"; }
@@ -106,18 +108,6 @@ exit_of() {
 	unset "PID[$1]"
 	E="$rc/$(sed -n 's/.*msg="annotator: \(stopped\|superseded\)".* exit=\([0-9]*\)$/\2/p' "$R/$1.log" | tail -1)"
 }
-# round LABEL MSG: the fields of LABEL's last round logged as MSG: sets
-# CONTAINERS MINE SKIPPED UNSTAMPED FROM.
-round() {
-	local line
-	line=$(grep -E "msg=(\"$2\"|$2) " "$R/$1.log" | tail -1)
-	CONTAINERS=$(sed -n 's/.* containers=\([0-9]*\).*/\1/p' <<<"$line")
-	MINE=$(sed -n 's/.* mine=\([0-9]*\).*/\1/p' <<<"$line")
-	SKIPPED=$(sed -n 's/.* skipped=\([0-9]*\).*/\1/p' <<<"$line")
-	UNSTAMPED=$(sed -n 's/.* unstamped=\([0-9]*\).*/\1/p' <<<"$line")
-	FROM=$(sed -n 's/.* from=\([^ ]*\).*/\1/p' <<<"$line")
-	[ -n "$CONTAINERS" ]
-}
 # since MARK: containerd's log after line MARK (this run of containerd).
 since() { tail -n +"$(($1 + 1))" "$R/containerd.log"; }
 mark() { wc -l <"$R/containerd.log"; }
@@ -130,20 +120,11 @@ both_connected() { ready v1 && not_ready v2 && alive "${PID[v1]}" && alive "${PI
 # when a step failed (crictl's error in $R/POD.err). WANT[POD] is the stamp
 # (a regex) the container must carry.
 try_pods() {
-	local list=$1 want=$2 pod p c
+	local list=$1 want=$2 pod
 	shift 2
 	for pod in "$@"; do
-		pod_json "$pod" 2
-		ctr_json "$pod"
 		WANT[$pod]=$want
-		p="" c=""
-		if p=$(cri runp "$R/$pod.pod.json" 2>>"$R/$pod.err") &&
-			c=$(cri create "$p" "$R/$pod.ctr.json" "$R/$pod.pod.json" 2>>"$R/$pod.err") &&
-			cri start "$c" >/dev/null 2>>"$R/$pod.err"; then
-			echo "$pod $c $p" >>"$R/$list.list"
-		else
-			echo "$pod FAILED $p" >>"$R/$list.list"
-		fi
+		list_pod "$list" "$pod" "$R/$pod.err"
 	done
 }
 # created: the ids of the containers created so far, one per line.

@@ -55,6 +55,8 @@ CGROUP_PARENT=/nrisurge-$(basename "$R") # one per scratch directory: clean-up k
 NRI_REQUEST_TIMEOUT=10s
 # shellcheck source=lib.sh
 . "$REPO/test/realcontainerd/lib.sh"
+# shellcheck source=instances.sh
+. "$REPO/test/realcontainerd/instances.sh"
 
 step "packages and tools"
 install_packages
@@ -89,46 +91,8 @@ step "start containerd (built on our NRI)"
 : >"$R/containerd.log"
 start_containerd
 
-ANNOTATOR=$R/bin/surge-annotator # start_instance, has, alive, gone: lib.sh
+ANNOTATOR=$R/bin/surge-annotator # has, alive, gone: lib.sh; start_instance and the checks: instances.sh
 ANNOTATOR_FLAGS=()
-# exited LABEL CODE: LABEL's process ended with exit status CODE (what the
-# annotator logs as exit=CODE).
-exited() {
-	local rc=0
-	wait_for 10 gone "${PID[$1]}" || return 1
-	wait "${PID[$1]}" || rc=$?
-	unset "PID[$1]"
-	[ "$rc" = "$2" ] || echo "  ($1 exited with status $rc)"
-	[ "$rc" = "$2" ] && has "$R/$1.log" "msg=\"annotator: (stopped|superseded)\".* exit=$2\$"
-}
-# state_is OWNER RELEASED: the shared state file's owner and release mark.
-state_is() {
-	grep -qE "^  \"owner\": \"$1\",\$" "$STATE" && grep -qE "^  \"released\": $2,\$" "$STATE"
-}
-# state_has CONTAINER-ID STAMP: the state file lists the container as STAMP's.
-state_has() { grep -qE "^    \"$1\": \"$2\",?\$" "$STATE"; }
-# state_lists LIST STAMP: STAMP owns the state file, which lists every
-# container of LIST as STAMP's.
-state_lists() {
-	local ctr
-	state_is "$2" false || return 1
-	while read -r _ ctr _; do state_has "$ctr" "$2" || return 1; done <"$R/$1.list"
-}
-# round LABEL MSG: the fields of LABEL's last synchronization round logged
-# as MSG ("taking over", "synchronized"...): sets CONTAINERS MINE SKIPPED
-# UNSTAMPED and FROM.
-round() {
-	local line
-	CONTAINERS="" MINE="" SKIPPED="" UNSTAMPED="" FROM=""
-	# slog quotes a message only when it has spaces.
-	line=$(grep -E "msg=(\"$2\"|$2) " "$R/$1.log" | tail -1)
-	CONTAINERS=$(sed -n 's/.* containers=\([0-9]*\).*/\1/p' <<<"$line")
-	MINE=$(sed -n 's/.* mine=\([0-9]*\).*/\1/p' <<<"$line")
-	SKIPPED=$(sed -n 's/.* skipped=\([0-9]*\).*/\1/p' <<<"$line")
-	UNSTAMPED=$(sed -n 's/.* unstamped=\([0-9]*\).*/\1/p' <<<"$line")
-	FROM=$(sed -n 's/.* from=\([^ ]*\).*/\1/p' <<<"$line")
-	[ -n "$CONTAINERS" ]
-}
 
 # The lists: one line "POD CONTAINER-ID POD-ID" per pod ("POD FAILED" when
 # its creation failed) in $R/NAME.list; WANT[POD] is the stamp (a regex:
@@ -146,28 +110,13 @@ make_pods() {
 }
 # create_loop NAME: pods NAME-1, NAME-2, ... until $R/stop-NAME exists.
 create_loop() {
-	local name=$1 i=0 pod ctr
+	local name=$1 i=0
 	while [ ! -e "$R/stop-$name" ]; do
 		i=$((i + 1))
-		pod_json "$name-$i" 2
-		ctr_json "$name-$i"
-		if pod=$(cri runp "$R/$name-$i.pod.json" 2>>"$R/loop.err") &&
-			ctr=$(cri create "$pod" "$R/$name-$i.ctr.json" "$R/$name-$i.pod.json" 2>>"$R/loop.err") &&
-			cri start "$ctr" >/dev/null 2>>"$R/loop.err"; then
-			echo "$name-$i $ctr $pod" >>"$R/$name.list"
-		else
-			echo "$name-$i FAILED" >>"$R/$name.list"
-		fi
+		list_pod "$name" "$name-$i" "$R/loop.err"
 	done
 }
-# start_loop NAME: create_loop in the background, once it created 2 pods.
-start_loop() {
-	: >"$R/$1.list"
-	create_loop "$1" &
-	LOOP_PID=$!
-	wait_for 60 bash -c "[ \$(wc -l <'$R/$1.list') -ge 2 ]" || true
-}
-# loop_past, stop_loop, want_loop, watch_ready, stop_watch: lib.sh
+# start_loop, loop_past, stop_loop, want_loop, watch_ready, stop_watch: instances.sh
 
 # stamped_by POD: the stamps of the instances that logged stamping POD's
 # container (the annotator's "stamped container" line), space-separated.
@@ -198,58 +147,6 @@ check_list() {
 			bash -c "[ '$spec' = '$by' ] && [ '$bundle' = '$by' ] && grep -qx 'pod=$pod' '$R/$pod.ctr.log' && [ \$(grep -c '^pod=' '$R/$pod.ctr.log') = 1 ]"
 	done <"$R/$1.list"
 	expect "$1: $n containers checked" [ "$n" -ge 1 ]
-}
-ready_gone() { ! test -f "$R/$1.ready"; }
-# superseded LABEL NEW: LABEL was told to stand by for NEW (before NEW was
-# told it is active) and released the state file, was then told NEW
-# superseded it, and stays up without being ready.
-superseded() {
-	expect "$1: told to stand by for ${STAMP[$2]}, released the state file" wait_for 10 has "$R/$1.log" \
-		"msg=\"released the state file\" .* why=\"standby: ${STAMP[$2]} took over\"\$"
-	expect "$1: then told it is superseded" wait_for 10 has "$R/$1.log" \
-		"runtime shuts the plugin down.*successor version"
-	expect "$1: ready file gone" wait_for 10 ready_gone "$1"
-	expect "$1: process stays up" alive "${PID[$1]}"
-}
-# took_over LABEL OLD: LABEL became active in a takeover from OLD: its full
-# synchronization skipped every container (all stamped, none by itself), and
-# it found the state file released by OLD.
-took_over() {
-	expect "$1: ready file appears" wait_for 30 test -f "$R/$1.ready"
-	round "$1" "taking over" || true
-	expect "$1: synchronized as a takeover from ${STAMP[$2]}, skipping all $CONTAINERS containers (mine $MINE, skipped $SKIPPED, unstamped $UNSTAMPED)" \
-		bash -c "[ '$FROM' = '${STAMP[$2]}' ] && [ '$MINE' = 0 ] && [ '$UNSTAMPED' = 0 ] && [ '$SKIPPED' = '$CONTAINERS' ] && [ '$CONTAINERS' -ge 1 ]"
-	expect "$1: took the state file over, released by ${STAMP[$2]}" \
-		wait_for 10 has "$R/$1.log" "msg=\"owns the state file\" .* hand-off=\"clean, released by ${STAMP[$2]}\""
-}
-# surge LOOP NEW INSTANCE GENERATION VERSION OLD: while LOOP (started here)
-# keeps creating pods, NEW takes over from OLD, which is superseded. Sets
-# AT_START and AT_READY, the loop's pods before NEW started and before it
-# was ready, for want_loop.
-surge() {
-	local loop=$1 new=$2 id=$3 gen=$4 ver=$5 old=$6
-	start_loop "$loop"
-	AT_START=$(loop_count "$loop")
-	start_instance "$new" "$id" "$gen" "$ver"
-	took_over "$new" "$old"
-	AT_READY=$(loop_count "$loop")
-	superseded "$old" "$new"
-}
-# killed_in LABEL ROUND: LABEL held in ROUND is killed with SIGKILL, before
-# containerd gave up on it (it got no shutdown notice).
-killed_in() {
-	kill -KILL "${PID[$1]}"
-	wait "${PID[$1]}" 2>/dev/null || true
-	unset "PID[$1]"
-	expect "$1: killed (-9) in its $2 round, before containerd gave up on it" \
-		bash -c "! grep -q 'runtime shuts the plugin down' '$R/$1.log'"
-}
-# still_serving LABEL: LABEL is active and ready, never told otherwise.
-still_serving() {
-	expect "$1: still active and ready" bash -c "test -f '$R/$1.ready' && kill -0 ${PID[$1]}"
-	expect "$1: never told to stand by or shut down" \
-		bash -c "! grep -qE 'runtime assigns role PLUGIN_ROLE_STANDBY|runtime shuts the plugin down|released the state file|annotator: (stopped|superseded)' '$R/$1.log'"
-	expect "$1: still owns the state file" state_is "${STAMP[$1]}" false
 }
 
 # ---- 1. v1 ------------------------------------------------------------------

@@ -36,8 +36,11 @@ R=${R:-/tmp/nrdk-ish}
 STATE=$R/annotator-state.json
 LOOP_AFTER=${LOOP_AFTER:-4}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+RUNTIME=dockerd
 # shellcheck source=lib.sh
 . "$REPO/test/realdocker/lib.sh"
+# shellcheck source=../realcontainerd/instances.sh
+. "$REPO/test/realcontainerd/instances.sh"
 
 step "packages, runc, containerd, dockerd"
 install_packages
@@ -73,37 +76,8 @@ start_backend
 start_dockerd "$R/ours/bin/dockerd"
 docker load -q -i "$IMG/busybox.tar"
 
-ANNOTATOR=$R/bin/surge-annotator # start_instance, has, alive, gone: realcontainerd/lib.sh
+ANNOTATOR=$R/bin/surge-annotator # has, alive, gone: realcontainerd/lib.sh; start_instance and the checks: realcontainerd/instances.sh
 ANNOTATOR_FLAGS=(-stamp-env) # dockerd takes env adjustments, not annotations
-exited() {
-	local rc=0
-	wait_for 10 gone "${PID[$1]}" || return 1
-	wait "${PID[$1]}" || rc=$?
-	unset "PID[$1]"
-	[ "$rc" = "$2" ] || echo "  ($1 exited with status $rc)"
-	[ "$rc" = "$2" ] && has "$R/$1.log" "msg=\"annotator: (stopped|superseded)\".* exit=$2\$"
-}
-state_is() {
-	grep -qE "^  \"owner\": \"$1\",\$" "$STATE" && grep -qE "^  \"released\": $2,\$" "$STATE"
-}
-state_has() { grep -qE "^    \"$1\": \"$2\",?\$" "$STATE"; }
-state_lists() {
-	local ctr
-	state_is "$2" false || return 1
-	while read -r _ ctr; do state_has "$ctr" "$2" || return 1; done <"$R/$1.list"
-}
-# round LABEL MSG: the fields of LABEL's last synchronization round logged as MSG.
-round() {
-	local line
-	CONTAINERS="" MINE="" SKIPPED="" UNSTAMPED="" FROM=""
-	line=$(grep -E "msg=(\"$2\"|$2) " "$R/$1.log" | tail -1)
-	CONTAINERS=$(sed -n 's/.* containers=\([0-9]*\).*/\1/p' <<<"$line")
-	MINE=$(sed -n 's/.* mine=\([0-9]*\).*/\1/p' <<<"$line")
-	SKIPPED=$(sed -n 's/.* skipped=\([0-9]*\).*/\1/p' <<<"$line")
-	UNSTAMPED=$(sed -n 's/.* unstamped=\([0-9]*\).*/\1/p' <<<"$line")
-	FROM=$(sed -n 's/.* from=\([^ ]*\).*/\1/p' <<<"$line")
-	[ -n "$CONTAINERS" ]
-}
 
 # The lists: "NAME CONTAINER-ID" per container ("NAME FAILED" when docker
 # run failed) in $R/LIST.list; WANT[NAME] the stamp (a regex) it must carry.
@@ -139,13 +113,7 @@ create_loop() { # create_loop NAME: NAME-1, NAME-2, ... until $R/stop-NAME exist
 		record "$name" "$name-$i"
 	done
 }
-start_loop() {
-	: >"$R/$1.list"
-	create_loop "$1" &
-	LOOP_PID=$!
-	wait_for 60 bash -c "[ \$(wc -l <'$R/$1.list') -ge 2 ]" || true
-}
-# loop_past, stop_loop, want_loop, watch_ready, stop_watch: realcontainerd/lib.sh
+# start_loop, loop_past, stop_loop, want_loop, watch_ready, stop_watch: realcontainerd/instances.sh
 
 # stamped_by ID: the stamps of the instances that logged stamping container ID.
 stamped_by() {
@@ -175,44 +143,6 @@ check_list() {
 # more than N.
 stamps() { grep -c 'msg="stamped container"' "$R/$1.log" || true; }
 stamps_past() { [ "$(stamps "$1")" -gt "$2" ]; }
-ready_gone() { ! test -f "$R/$1.ready"; }
-superseded() {
-	expect "$1: told to stand by for ${STAMP[$2]}, released the state file" wait_for 10 has "$R/$1.log" \
-		"msg=\"released the state file\" .* why=\"standby: ${STAMP[$2]} took over\"\$"
-	expect "$1: then told it is superseded" wait_for 10 has "$R/$1.log" "runtime shuts the plugin down.*successor version"
-	expect "$1: ready file gone" wait_for 10 ready_gone "$1"
-	expect "$1: process stays up" alive "${PID[$1]}"
-}
-took_over() {
-	expect "$1: ready file appears" wait_for 30 test -f "$R/$1.ready"
-	round "$1" "taking over" || true
-	expect "$1: synchronized as a takeover from ${STAMP[$2]}, skipping all $CONTAINERS containers (mine $MINE, skipped $SKIPPED, unstamped $UNSTAMPED)" \
-		bash -c "[ '$FROM' = '${STAMP[$2]}' ] && [ '$MINE' = 0 ] && [ '$UNSTAMPED' = 0 ] && [ '$SKIPPED' = '$CONTAINERS' ] && [ '$CONTAINERS' -ge 1 ]"
-	expect "$1: took the state file over, released by ${STAMP[$2]}" \
-		wait_for 10 has "$R/$1.log" "msg=\"owns the state file\" .* hand-off=\"clean, released by ${STAMP[$2]}\""
-}
-surge() {
-	local loop=$1 new=$2 id=$3 gen=$4 ver=$5 old=$6
-	start_loop "$loop"
-	AT_START=$(loop_count "$loop")
-	start_instance "$new" "$id" "$gen" "$ver"
-	took_over "$new" "$old"
-	AT_READY=$(loop_count "$loop")
-	superseded "$old" "$new"
-}
-killed_in() {
-	kill -KILL "${PID[$1]}"
-	wait "${PID[$1]}" 2>/dev/null || true
-	unset "PID[$1]"
-	expect "$1: killed (-9) in its $2 round, before dockerd gave up on it" \
-		bash -c "! grep -q 'runtime shuts the plugin down' '$R/$1.log'"
-}
-still_serving() {
-	expect "$1: still active and ready" bash -c "test -f '$R/$1.ready' && kill -0 ${PID[$1]}"
-	expect "$1: never told to stand by or shut down" \
-		bash -c "! grep -qE 'runtime assigns role PLUGIN_ROLE_STANDBY|runtime shuts the plugin down|released the state file|annotator: (stopped|superseded)' '$R/$1.log'"
-	expect "$1: still owns the state file" state_is "${STAMP[$1]}" false
-}
 
 # ---- 1. v1 ------------------------------------------------------------------
 step "1. v1 active"
