@@ -23,10 +23,11 @@ package adaptation
 //	              gate was reserved the moment the loss was noticed, and the
 //	              standby is re-synchronized under it.
 //
-// Phase 1 and the commit of a plugin with delta rounds wait for runtime
-// operations in flight without keeping anybody out, bounded by the takeover
-// patience (patience.go): a runtime holds BlockPluginSync across a whole
-// graceful stop.
+// Phase 1 of a plugin with delta rounds waits for runtime operations in
+// flight without keeping anybody out, and so does its commit while another
+// instance serves its events, bounded by the takeover patience (patience.go):
+// a runtime holds BlockPluginSync across a whole graceful stop. A commit
+// with nobody serving queues for the gate, as upstream's join does.
 //
 // Every way ends in commit: under the gate it brings the instance up to date,
 // then under the adaptation's lock it switches the slot's active instance
@@ -158,11 +159,18 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 	defer cur.close()
 
 	// Runtime operations wait from here until the switch. After phase 1 the
-	// gate is taken only at an instant no operation holds it: queued behind
-	// a long one in flight, it would keep every new one out until it ended.
+	// gate is taken at an instant no operation holds it while another
+	// instance serves p's events: queued behind a long operation in flight,
+	// it would keep every new one out until that ended. While nobody serves
+	// them (a fresh join, or the active instance lost), it queues as
+	// upstream's join does: an operation kept out for a while is better
+	// than one that bypasses the plugin for good.
 	r.at(pointGate)
 	if cur != nil {
-		err = g.await(ctx, p, deadline, waitIdleGate, r.syncGate.lockIdle)
+		unserved := g.unserved(p)
+		err = g.await(ctx, p, deadline, waitIdleGate, func(ctx context.Context) error {
+			return r.syncGate.lockIdleUntil(ctx, unserved)
+		})
 	} else {
 		err = r.syncGate.Lock(ctx)
 	}
@@ -587,6 +595,30 @@ func (g *registry) takeoverFrom(p *plugin) *api.Takeover {
 	}
 	return nil
 }
+
+// unserved returns a channel that is closed once nobody handles the events
+// of p's name: at once if nobody does now, else when the instance that does
+// (its slot's active instance, or a plugin written for upstream that p takes
+// over) leaves without a successor.
+func (g *registry) unserved(p *plugin) <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var q *plugin
+	if s := p.slot; s != nil && s.active != nil && s.active != p {
+		q = s.active
+	} else if v := g.legacyVictims(p); len(v) > 0 {
+		q = v[0]
+	}
+	if q == nil {
+		return closedC
+	}
+	if q.slot.vacated == nil {
+		q.slot.vacated = make(chan struct{})
+	}
+	return q.slot.vacated
+}
+
+var closedC = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // pending tells whether p is still waiting to become active in its slot.
 func (g *registry) pending(p *plugin) bool {

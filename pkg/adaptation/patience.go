@@ -11,10 +11,13 @@ package adaptation
 // its journal cursor opened to be over before it takes the runtime's state
 // (syncGate.drain), and needs a moment with no operation in flight for its
 // commit (syncGate.lockIdle). Neither wait keeps anybody out: the active
-// instance, if any, keeps serving, and every other operation runs. Queuing
-// for the gate instead (upstream's join) would keep every new operation out
-// until the long one ended: a rollout during pod terminations would freeze
-// the node.
+// instance keeps serving, and every other operation runs. Queuing for the
+// gate instead (upstream's join) would keep every new operation out until
+// the long one ended: a rollout during pod terminations would freeze the
+// node. Once the instance is synchronized and nobody serves its events (a
+// fresh join, or the active instance lost), its commit queues after all
+// (lockIdleUntil): an operation that waits is better than one whose
+// container bypasses the plugin for good.
 //
 // The wait is bounded by the patience, not by a request timeout: it is not
 // the plugin that is slow. On expiry the instance is refused with
@@ -116,7 +119,7 @@ func (g *registry) await(ctx context.Context, p *plugin, deadline time.Time, wha
 				return
 			case <-tick.C:
 				r.log.Infof(ctx, "plugin %s has waited %s for %s (BlockPluginSync holds: %d); %s; refused in %s",
-					p.describe(), time.Since(since).Round(time.Second), what, r.syncGate.inFlight(), g.keepsServing(p),
+					p.describe(), time.Since(since).Round(time.Second), what, r.syncGate.inFlight(), g.keepsServing(p, what),
 					time.Until(deadline).Round(time.Second))
 			}
 		}
@@ -133,8 +136,8 @@ func (g *registry) await(ctx context.Context, p *plugin, deadline time.Time, wha
 	return err
 }
 
-// keepsServing says who handles p's events while p waits.
-func (g *registry) keepsServing(p *plugin) string {
+// keepsServing says who handles p's events while p waits for what.
+func (g *registry) keepsServing(p *plugin, what string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := p.slot; s != nil && s.active != nil {
@@ -142,6 +145,9 @@ func (g *registry) keepsServing(p *plugin) string {
 			return fmt.Sprintf("instance %q keeps serving", s.active.instance)
 		}
 		return "the active instance keeps serving"
+	}
+	if what == waitIdleGate {
+		return "nobody serves its events, so new runtime operations wait for its commit"
 	}
 	return "runtime operations run meanwhile"
 }

@@ -2,9 +2,11 @@ package adaptation
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,5 +167,65 @@ func TestJournalOverrunInPhaseOneStartsOverOutsideTheGate(t *testing.T) {
 	}
 	if len(gated) != 0 {
 		t.Fatalf("%v ran under the sync gate, while runtime operations waited", gated)
+	}
+}
+
+// A candidate past phase 1 waits for an idle instant to commit, keeping
+// nobody out, only while another instance serves its events. Once the active
+// instance is lost it queues for the gate as upstream's join does: it commits
+// as soon as the operation in flight ends, and an operation that starts
+// after the loss waits for the commit, so that its event reaches the
+// successor instead of nobody (the kill -9 of make e2e-kubernetes: a
+// synchronized candidate waited 8 s for an idle instant on a busy node while
+// containers were created unhandled).
+func TestCandidateQueuesForTheGateOnceNobodyServes(t *testing.T) {
+	var (
+		r      *Adaptation
+		armed  atomic.Bool
+		once   sync.Once
+		inGate = make(chan *PluginSyncBlock, 1)
+	)
+	hook := func(point string) {
+		if point == pointGate && armed.Load() {
+			// an operation in flight when b is ready to commit
+			once.Do(func() { inGate <- r.BlockPluginSync() })
+		}
+	}
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt, WithScheduleHook(hook))
+	defer r.Stop()
+	a := newFakePlugin("10", "p", newRecorder())
+	a.regReq = optInDelta("a", 1)
+	a.connect(t, sock)
+	waitActive(t, r, "10-p")
+
+	armed.Store(true)
+	recB := newRecorder()
+	b := newFakePlugin("10", "p", recB)
+	b.regReq = optInDelta("b", 2)
+	b.connect(t, sock)
+	defer b.close()
+	inFlight := receive(t, inGate, "an operation in flight at b's commit")
+	defer inFlight.Unblock()
+	eventually(t, func() bool { return r.syncGate.writersWaiting() == 1 }, "b waiting for the gate")
+	othersRun(t, r) // a serves: nobody is kept out
+
+	a.close()
+	eventually(t, func() bool { return r.syncGate.queued() == 1 }, "b queued for the gate once a was lost")
+	created := make(chan error, 1)
+	go func() {
+		blk := r.BlockPluginSync() // as a runtime takes it around an operation
+		defer blk.Unblock()
+		created <- r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: &api.PodSandbox{Id: "after-loss"}})
+	}()
+	inFlight.Unblock()
+	if err := receive(t, created, "the operation that started after the loss"); err != nil {
+		t.Fatal(err)
+	}
+	if active := r.reg.active(); len(active) != 1 || active[0].instance != "b" {
+		t.Fatalf("active: %v, want b", active)
+	}
+	if got := recB.list(); !slices.Contains(got, "10-p:RunPodSandbox") {
+		t.Fatalf("b handled %v; the pod created after a was lost reached nobody", got)
 	}
 }

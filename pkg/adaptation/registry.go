@@ -61,6 +61,19 @@ type slot struct {
 	// are refused while the slot lives (a superseded pod restarted by the
 	// kubelet must not flap back) and forgotten with it.
 	retired []string
+	// vacated is closed when the active instance leaves without a successor
+	// (remove): a candidate that waits for an idle instant to commit then
+	// queues for the gate instead (handover.go, unserved). It exists only
+	// while a candidate waits.
+	vacated chan struct{}
+}
+
+// vacate tells a waiting candidate that nobody serves the slot any more.
+func (s *slot) vacate() {
+	if s.vacated != nil {
+		close(s.vacated)
+		s.vacated = nil
+	}
 }
 
 // maxRetired bounds the instance ids a slot remembers: one per rollout is
@@ -157,6 +170,7 @@ func (g *registry) remove(p *plugin) {
 		s.leaveStandby()
 	case s.active:
 		s.active = nil
+		s.vacate()
 		if s.standby != nil && !g.closed {
 			standby = s.standby
 			s.stopGrace()

@@ -20,7 +20,9 @@ import (
 // queued behind it keeps every other runtime operation out until it ends,
 // as upstream's join does. An opted-in instance that synchronized outside the
 // gate (handover.go, prepare) waits with drain and lockIdle instead, which
-// keep nobody out: the node runs on while it waits, however long.
+// keep nobody out: the node runs on while it waits, however long, and its
+// predecessor serves. With nobody serving, its commit queues after all
+// (lockIdleUntil).
 type syncGate struct {
 	mu      sync.Mutex
 	readers int
@@ -157,6 +159,35 @@ func (g *syncGate) lockIdle(ctx context.Context) error {
 	}
 	g.writer = true
 	return nil
+}
+
+// lockIdleUntil takes the gate as lockIdle does, at an idle instant and
+// keeping nobody out, until urgent is closed; from then on it queues for it
+// as Lock does, keeping new readers out. Or it gives up when ctx is done.
+func (g *syncGate) lockIdleUntil(ctx context.Context, urgent <-chan struct{}) error {
+	select {
+	case <-urgent:
+		return g.Lock(ctx)
+	default:
+	}
+	ictx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-urgent:
+			cancel()
+		case <-ictx.Done():
+		}
+	}()
+	err := g.lockIdle(ictx)
+	cancel()
+	<-watched
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	return g.Lock(ctx) // urgent closed
 }
 
 // inFlight counts the read holds, for logs.

@@ -230,3 +230,55 @@ func TestSyncGateLockIdleKeepsNobodyOut(t *testing.T) {
 		t.Fatal("an abandoned lockIdle still counts as waiting")
 	}
 }
+
+// lockIdleUntil keeps nobody out until urgent closes, then queues as Lock
+// does: it gets the gate before a reader that came after; with urgent
+// already closed it queues at once.
+func TestSyncGateLockIdleUntilQueuesOnceUrgent(t *testing.T) {
+	g := newSyncGate()
+	long := g.RLock()
+	urgent := make(chan struct{})
+	var (
+		mu    sync.Mutex
+		order []string
+	)
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	locked := make(chan error, 1)
+	go func() {
+		err := g.lockIdleUntil(context.Background(), urgent)
+		if err == nil {
+			note("writer")
+			g.Unlock()
+		}
+		locked <- err
+	}()
+	eventually(t, func() bool { return g.writersWaiting() == 1 }, "waiting idle")
+	g.RUnlock(g.RLock()) // not kept out
+
+	close(urgent)
+	eventually(t, func() bool { return g.queued() == 1 }, "queued once urgent")
+	read := make(chan struct{})
+	go func() { b := g.RLock(); note("reader"); g.RUnlock(b); close(read) }()
+	g.RUnlock(long)
+	if err := receive(t, locked, "lockIdleUntil"); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, read, "the reader that came after")
+	if want := []string{"writer", "reader"}; !slices.Equal(order, want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+
+	held := g.RLock()
+	go func() {
+		err := g.lockIdleUntil(context.Background(), urgent)
+		if err == nil {
+			g.Unlock()
+		}
+		locked <- err
+	}()
+	eventually(t, func() bool { return g.queued() == 1 }, "queued at once, urgent being closed")
+	g.RUnlock(held)
+	if err := receive(t, locked, "lockIdleUntil"); err != nil {
+		t.Fatal(err)
+	}
+}
