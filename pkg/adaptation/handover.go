@@ -167,10 +167,11 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 	// than one that bypasses the plugin for good.
 	r.at(pointGate)
 	if cur != nil {
-		unserved := g.unserved(p)
+		unserved, done := g.unserved(p)
 		err = g.await(ctx, p, deadline, waitIdleGate, func(ctx context.Context) error {
 			return r.syncGate.lockIdleUntil(ctx, unserved)
 		})
+		done()
 	} else {
 		err = r.syncGate.Lock(ctx)
 	}
@@ -599,8 +600,9 @@ func (g *registry) takeoverFrom(p *plugin) *api.Takeover {
 // unserved returns a channel that is closed once nobody handles the events
 // of p's name: at once if nobody does now, else when the instance that does
 // (its slot's active instance, or a plugin written for upstream that p takes
-// over) leaves without a successor.
-func (g *registry) unserved(p *plugin) <-chan struct{} {
+// over) leaves without a successor. done ends the watch: the slot keeps no
+// channel once nobody waits on it.
+func (g *registry) unserved(p *plugin) (c <-chan struct{}, done func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var q *plugin
@@ -610,15 +612,23 @@ func (g *registry) unserved(p *plugin) <-chan struct{} {
 		q = v[0]
 	}
 	if q == nil {
-		return closedC
+		vacant := make(chan struct{})
+		close(vacant)
+		return vacant, func() {}
 	}
-	if q.slot.vacated == nil {
-		q.slot.vacated = make(chan struct{})
+	s := q.slot
+	if s.vacated == nil {
+		s.vacated = make(chan struct{})
 	}
-	return q.slot.vacated
+	ch := s.vacated
+	return ch, func() {
+		g.mu.Lock()
+		if s.vacated == ch {
+			s.vacated = nil
+		}
+		g.mu.Unlock()
+	}
 }
-
-var closedC = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // pending tells whether p is still waiting to become active in its slot.
 func (g *registry) pending(p *plugin) bool {

@@ -229,3 +229,31 @@ func TestCandidateQueuesForTheGateOnceNobodyServes(t *testing.T) {
 		t.Fatalf("b handled %v; the pod created after a was lost reached nobody", got)
 	}
 }
+
+// A takeover that commits while its predecessor serves leaves no vacancy
+// watch behind in the slot: that state lives only while a candidate waits.
+func TestTakeoverLeavesNoVacancyWatch(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+	a := newFakePlugin("10", "p", nil)
+	a.regReq = optInDelta("a", 1)
+	a.connect(t, sock)
+	defer a.close()
+	waitActive(t, r, "10-p")
+	b := newFakePlugin("10", "p", nil)
+	b.regReq = optInDelta("b", 2)
+	b.connect(t, sock)
+	defer b.close()
+	eventually(t, func() bool {
+		active := r.reg.active()
+		return len(active) == 1 && active[0].instance == "b"
+	}, "b active")
+	bp := r.reg.active()[0]
+	r.reg.mu.Lock()
+	left := bp.slot.vacated
+	r.reg.mu.Unlock()
+	if left != nil {
+		t.Fatal("the slot keeps a vacancy channel after the commit")
+	}
+}
