@@ -74,10 +74,7 @@ func TestBypassingEventDuringCommitReachesSuccessorAsDelta(t *testing.T) {
 	if err := receive(t, exited, "the exit's StopContainer"); err != nil {
 		t.Fatalf("StopContainer: %v", err)
 	}
-	eventually(t, func() bool {
-		active := r.reg.active()
-		return len(active) == 1 && active[0].instance == "b"
-	}, "b active")
+	waitOnlyActive(t, r, "b", "b active")
 
 	// The exit reached the retiring instance as the event, and the
 	// successor only as the delta round below (both record as 10-p).

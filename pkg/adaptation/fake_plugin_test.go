@@ -369,6 +369,21 @@ func waitActive(t testing.TB, r *Adaptation, names ...string) {
 	}, fmt.Sprintf("plugins %v active", names))
 }
 
+// waitOnlyActive waits until the instance with id is the one active plugin.
+func waitOnlyActive(t testing.TB, r *Adaptation, id, what string) *plugin {
+	t.Helper()
+	var p *plugin
+	eventually(t, func() bool {
+		active := r.reg.active()
+		if len(active) != 1 || active[0].instance != id {
+			return false
+		}
+		p = active[0]
+		return true
+	}, what)
+	return p
+}
+
 // testLogger keeps test output to warnings and errors; NRI_TEST_VERBOSE=1
 // shows everything.
 func testLogger() Logger {

@@ -137,10 +137,7 @@ func TestReactivatedStandbyGetsWhatChangedSinceItStoodBy(t *testing.T) {
 	b := newFakePlugin("10", "p", nil)
 	b.regReq = optIn("b", 2)
 	b.connect(t, sock)
-	eventually(t, func() bool {
-		active := r.reg.active()
-		return len(active) == 1 && active[0].instance == "b"
-	}, "b active, a standing by")
+	waitOnlyActive(t, r, "b", "b active, a standing by")
 
 	c2 := &api.Container{Id: "c2", PodSandboxId: "p1"}
 	if _, err := r.CreateContainer(context.Background(), &CreateContainerRequest{Pod: pod, Container: c2}); err != nil {
@@ -150,10 +147,7 @@ func TestReactivatedStandbyGetsWhatChangedSinceItStoodBy(t *testing.T) {
 	before := len(a.syncs)
 	a.mu.Unlock()
 	b.close()
-	eventually(t, func() bool {
-		active := r.reg.active()
-		return len(active) == 1 && active[0].instance == "a"
-	}, "a reactivated")
+	waitOnlyActive(t, r, "a", "a reactivated")
 
 	a.mu.Lock()
 	rounds := slices.Clone(a.syncs[before:])

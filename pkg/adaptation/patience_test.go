@@ -155,10 +155,7 @@ func TestJournalOverrunInPhaseOneStartsOverOutsideTheGate(t *testing.T) {
 	}
 	b.connect(t, sock)
 	defer b.close()
-	eventually(t, func() bool {
-		active := r.reg.active()
-		return len(active) == 1 && active[0].instance == "b"
-	}, "b active")
+	waitOnlyActive(t, r, "b", "b active")
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -245,11 +242,7 @@ func TestTakeoverLeavesNoVacancyWatch(t *testing.T) {
 	b.regReq = optInDelta("b", 2)
 	b.connect(t, sock)
 	defer b.close()
-	eventually(t, func() bool {
-		active := r.reg.active()
-		return len(active) == 1 && active[0].instance == "b"
-	}, "b active")
-	bp := r.reg.active()[0]
+	bp := waitOnlyActive(t, r, "b", "b active")
 	r.reg.mu.Lock()
 	left := bp.slot.vacated
 	r.reg.mu.Unlock()
