@@ -25,6 +25,16 @@ func optInDelta(id string, gen uint64) func(*api.RegisterPluginRequest) {
 	}
 }
 
+// connectDelta connects an instance of 10-p that opted in with delta rounds,
+// identity id and generation gen; the caller closes it.
+func connectDelta(t *testing.T, sock, id string, gen uint64, rec *recorder) *fakePlugin {
+	t.Helper()
+	f := newFakePlugin("10", "p", rec)
+	f.regReq = optInDelta(id, gen)
+	f.connect(t, sock)
+	return f
+}
+
 // othersRun takes and releases BlockPluginSync on another goroutine and
 // waits for it: it fails the test if the hold is kept out.
 func othersRun(t *testing.T, r *Adaptation) {
@@ -42,17 +52,13 @@ func TestTakeoverPatienceRefusesWithTimeout(t *testing.T) {
 	r, sock := startRuntime(t, rt, WithTakeoverPatience(200*time.Millisecond))
 	defer r.Stop()
 	rec := newRecorder()
-	a := newFakePlugin("10", "p", rec)
-	a.regReq = optInDelta("a", 1)
-	a.connect(t, sock)
+	a := connectDelta(t, sock, "a", 1, rec)
 	defer a.close()
 	waitActive(t, r, "10-p")
 
 	stop := r.BlockPluginSync()
 	defer stop.Unblock()
-	b := newFakePlugin("10", "p", nil)
-	b.regReq = optInDelta("b", 2)
-	b.connect(t, sock)
+	b := connectDelta(t, sock, "b", 2, nil)
 	defer b.close()
 	eventually(t, func() bool { return r.journal.open.Load() == 1 }, "b waiting in phase 1")
 	othersRun(t, r)
@@ -88,9 +94,7 @@ func TestStopEndsAJoinWaitingForOperationsInFlight(t *testing.T) {
 	stop := r.BlockPluginSync()
 	defer stop.Unblock()
 
-	f := newFakePlugin("10", "p", nil)
-	f.regReq = optInDelta("a", 1)
-	f.connect(t, sock)
+	f := connectDelta(t, sock, "a", 1, nil)
 	defer f.close()
 	eventually(t, func() bool { return r.journal.open.Load() == 1 }, "the fresh join waiting in phase 1, outside the gate")
 	othersRun(t, r)
@@ -115,9 +119,7 @@ func TestJournalOverrunInPhaseOneStartsOverOutsideTheGate(t *testing.T) {
 	rt := newFakeRuntime()
 	r, sock := startRuntime(t, rt)
 	defer r.Stop()
-	a := newFakePlugin("10", "p", nil)
-	a.regReq = optInDelta("a", 1)
-	a.connect(t, sock)
+	a := connectDelta(t, sock, "a", 1, nil)
 	defer a.close()
 	waitActive(t, r, "10-p")
 	// an event, so that the journal's sequence numbers (from 1) have begun
@@ -191,16 +193,12 @@ func TestCandidateQueuesForTheGateOnceNobodyServes(t *testing.T) {
 	rt := newFakeRuntime()
 	r, sock := startRuntime(t, rt, WithScheduleHook(hook))
 	defer r.Stop()
-	a := newFakePlugin("10", "p", newRecorder())
-	a.regReq = optInDelta("a", 1)
-	a.connect(t, sock)
+	a := connectDelta(t, sock, "a", 1, newRecorder())
 	waitActive(t, r, "10-p")
 
 	armed.Store(true)
 	recB := newRecorder()
-	b := newFakePlugin("10", "p", recB)
-	b.regReq = optInDelta("b", 2)
-	b.connect(t, sock)
+	b := connectDelta(t, sock, "b", 2, recB)
 	defer b.close()
 	inFlight := receive(t, inGate, "an operation in flight at b's commit")
 	defer inFlight.Unblock()
@@ -233,14 +231,10 @@ func TestTakeoverLeavesNoVacancyWatch(t *testing.T) {
 	rt := newFakeRuntime()
 	r, sock := startRuntime(t, rt)
 	defer r.Stop()
-	a := newFakePlugin("10", "p", nil)
-	a.regReq = optInDelta("a", 1)
-	a.connect(t, sock)
+	a := connectDelta(t, sock, "a", 1, nil)
 	defer a.close()
 	waitActive(t, r, "10-p")
-	b := newFakePlugin("10", "p", nil)
-	b.regReq = optInDelta("b", 2)
-	b.connect(t, sock)
+	b := connectDelta(t, sock, "b", 2, nil)
 	defer b.close()
 	bp := waitOnlyActive(t, r, "b", "b active")
 	r.reg.mu.Lock()
