@@ -37,8 +37,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/containerd/ttrpc"
 	"github.com/nri-handover/nri/api"
@@ -105,8 +103,6 @@ type Adaptation struct {
 	forwardEvictions bool
 	// fanOut is set by WithNotificationFanOut (fanout.go).
 	fanOut bool
-	// patience is set by WithTakeoverPatience (patience.go).
-	patience time.Duration
 
 	syncGate *syncGate
 	// syncFnTurn serializes calls of syncFn (callback.go).
@@ -115,13 +111,10 @@ type Adaptation struct {
 	// hook is WithScheduleHook's, called at each boundary of the handover
 	// (schedule.go); nil outside tests.
 	hook func(point string)
-	// dispatched counts events dispatched (under the adaptation's lock), so
-	// a commit can tell whether an event bypassing the sync gate passed
-	// after the state a joining plugin knows was taken.
-	dispatched atomic.Uint64
-	// journal records what events change while a joining instance needs
-	// it (journal.go).
-	journal journal
+	// ledger is the adaptation's record of the runtime's state (ledger.go).
+	ledger ledger
+	// hold pauses event dispatch for a switch (hold.go).
+	hold hold
 
 	// lifecycle
 	state    sync.Mutex // guards started/stopped against concurrent Start/Stop
@@ -168,6 +161,7 @@ func New(name, version string, syncFn SyncFn, updateFn UpdateFn, opts ...Option)
 			return nil, fmt.Errorf("failed to apply NRI adaptation option: %w", err)
 		}
 	}
+	r.ledger.kept = r.handover
 
 	r.log.Infof(r.ctx, "NRI runtime interface created for %s %s (NRI %s)", name, version, r.nriVersion)
 	return r, nil

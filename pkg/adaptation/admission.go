@@ -27,8 +27,8 @@ package adaptation
 //	                               where it chooses the lineage), or not the instances of
 //	                               its slot (at the switch)
 //	retired     opted-in           its lineage superseded its instance id
-//	generation  opted-in           its rollout generation is lower than the active or pending
-//	                               instance's of its lineage (the pod's
+//	generation  opted-in           its rollout generation is lower than the active or (at
+//	                               registration) pending instance's of its lineage (the pod's
 //	                               pod-template-generation with the workload rule)
 //	downgrade   opted-in, with     its plugin version is lower than the active instance's
 //	            WithRefuseDowngrades
@@ -150,7 +150,10 @@ var admissionRules = []admissionRule{
 		p := a.p
 		pg, pok := a.g.precedence(p)
 		for _, inc := range []*plugin{a.s.active, a.s.candidate} {
-			if inc == nil || inc == p {
+			// At a switch only the instance it replaces counts: a newer
+			// candidate takes over from it in turn (a standby's
+			// reactivation must not wait for one).
+			if inc == nil || inc == p || a.atSwitch && inc != a.s.active {
 				continue
 			}
 			if ig, iok := a.g.precedence(inc); pok && iok && pg < ig {
@@ -202,7 +205,7 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		return nil, err
 	}
 	if !p.handsOver() {
-		p.slot = &slot{candidate: p}
+		g.move(p, &slot{}, stateCandidate)
 		return nil, nil
 	}
 	if s == nil {
@@ -215,8 +218,12 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		s = &slot{name: p.base}
 		g.named[p.base] = append(g.named[p.base], s)
 	}
-	displaced, s.candidate = s.candidate, p
-	p.slot = s
+	displaced = s.candidate
+	g.move(p, s, stateCandidate)
+	if displaced != nil {
+		s.releaseReserved(g.r)
+		g.move(displaced, s, stateGone)
+	}
 	if g.policy.grace > 0 && !p.deltaSync() {
 		g.r.log.Warnf(g.r.ctx, "plugin %s does not support delta rounds (%s): it will have no standby while its successor joins or after it is superseded",
 			p.describe(), "api.FeatureDeltaSync")

@@ -13,7 +13,8 @@ import (
 )
 
 // The event methods below hold the adaptation's lock for the whole dispatch,
-// which orders events against each other and against plugins joining.
+// which orders events against each other and against plugins joining, and
+// wait first while a switch holds the dispatch (hold.go).
 
 // RunPodSandbox relays the event to plugins.
 func (r *Adaptation) RunPodSandbox(ctx context.Context, req *RunPodSandboxRequest) error {
@@ -46,17 +47,15 @@ func (r *Adaptation) RemovePodSandbox(ctx context.Context, req *RemovePodSandbox
 // CreateContainer relays the event to plugins, merges their adjustments and
 // updates, and lets validator plugins accept or reject the merged result.
 func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRequest) (*CreateContainerResponse, error) {
-	r.Lock()
+	if err := r.lockDispatch(ctx); err != nil {
+		return nil, err
+	}
 	defer r.Unlock()
 
-	// The journal derives the created container from the container as the
-	// runtime sent it, which merging the replies edits in place. A creation
-	// that began with no cursor open needs no note: a cursor opens either
-	// under the sync gate, where no creation is in flight, or before it
-	// drains the runtime operations in flight, so its reader gets that
-	// container from SyncFn.
+	// The ledger derives the created container from the container as the
+	// runtime sent it, which merging the replies edits in place.
 	var sent *api.Container
-	if r.journal.recording() {
+	if r.ledger.recording() {
 		sent = proto.Clone(req.GetContainer()).(*api.Container)
 	}
 
@@ -72,7 +71,7 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 	if err == nil {
 		rsp, err = r.validateContainerAdjustment(ctx, plugins, validate, result)
 	}
-	r.journal.note(r.dispatched.Load(), api.Event_CREATE_CONTAINER,
+	r.ledger.note(api.Event_CREATE_CONTAINER,
 		&api.CreateContainerRequest{Pod: req.GetPod(), Container: sent}, rsp, err != nil || sent == nil)
 	return rsp, err
 }
@@ -94,7 +93,9 @@ func (r *Adaptation) PostStartContainer(ctx context.Context, req *PostStartConta
 
 // UpdateContainer relays the event to plugins and merges the updates they ask for.
 func (r *Adaptation) UpdateContainer(ctx context.Context, req *UpdateContainerRequest) (*UpdateContainerResponse, error) {
-	r.Lock()
+	if err := r.lockDispatch(ctx); err != nil {
+		return nil, err
+	}
 	defer r.Unlock()
 
 	result := collectUpdateContainerResult(req)
@@ -115,7 +116,9 @@ func (r *Adaptation) PostUpdateContainer(ctx context.Context, req *PostUpdateCon
 
 // StopContainer relays the event to plugins and merges the updates they ask for.
 func (r *Adaptation) StopContainer(ctx context.Context, req *StopContainerRequest) (*StopContainerResponse, error) {
-	r.Lock()
+	if err := r.lockDispatch(ctx); err != nil {
+		return nil, err
+	}
 	defer r.Unlock()
 
 	result := collectStopContainerResult()
@@ -135,7 +138,9 @@ func (r *Adaptation) RemoveContainer(ctx context.Context, req *RemoveContainerRe
 
 // notify relays an event whose responses carry nothing to merge.
 func (r *Adaptation) notify(ctx context.Context, event api.Event, req any) error {
-	r.Lock()
+	if err := r.lockDispatch(ctx); err != nil {
+		return err
+	}
 	defer r.Unlock()
 	if r.fanOut {
 		return r.fanOutRelay(ctx, r.reg.active(), event, req)
@@ -150,12 +155,11 @@ func (r *Adaptation) relay(ctx context.Context, plugins []*plugin, event api.Eve
 	if !ok {
 		return fmt.Errorf("no relay for event %s", event.PrettyName())
 	}
-	seq := r.dispatched.Add(1)
 	if event != api.Event_CREATE_CONTAINER { // CreateContainer notes its merged result
-		defer r.journal.note(seq, event, req, nil, false)
+		defer r.ledger.note(event, req, nil, false)
 	}
 	for _, p := range plugins {
-		if !p.receives(ctx, event) {
+		if !p.receives(event) {
 			continue
 		}
 		rpl, err := p.relay(ctx, &spec, req)
@@ -169,35 +173,6 @@ func (r *Adaptation) relay(ctx context.Context, plugins []*plugin, event api.Eve
 		}
 	}
 	return nil
-}
-
-// receives tells whether an event goes to p. The caller holds the
-// adaptation's lock. An instance whose ACTIVE notice is under way gets no
-// event before its answer: one that takes delta rounds learns what the event
-// changed in a delta round before it is activated (registry.activate), so the
-// event passes it by; any other is waited for, bounded by the request
-// timeout, and gets the event if it took the role.
-func (p *plugin) receives(ctx context.Context, event api.Event) bool {
-	if p.isClosed() || !p.subscribed(event) {
-		return false
-	}
-	ch := p.activating
-	if ch == nil {
-		return true
-	}
-	if p.deltaSync() {
-		return false
-	}
-	t := time.NewTimer(getRequestTimeout())
-	defer t.Stop()
-	select {
-	case <-ch:
-	case <-t.C:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-	return !p.isClosed()
 }
 
 // relay sends one event to the plugin within the request timeout and applies

@@ -40,12 +40,11 @@ func (r *Adaptation) fanOutRelay(ctx context.Context, plugins []*plugin, event a
 	if !ok {
 		return fmt.Errorf("no relay for event %s", event.PrettyName())
 	}
-	seq := r.dispatched.Add(1)
-	defer r.journal.note(seq, event, req, nil, false)
+	defer r.ledger.note(event, req, nil, false)
 	errs := make([]error, len(plugins))
 	var wg sync.WaitGroup
 	for i, p := range plugins {
-		if !p.receives(ctx, event) {
+		if !p.receives(event) {
 			continue
 		}
 		spawn(&wg, func() { _, errs[i] = p.relay(ctx, &spec, req) })

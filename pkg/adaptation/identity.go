@@ -270,9 +270,8 @@ func (g *registry) precedence(p *plugin) (gen uint64, ok bool) {
 // rules will ask where it runs: p opted into handover, or p's name is held by
 // opted-in instances it might be refused beside. The plugins of p's name
 // placed before and not yet resolved (plugins written for upstream that an
-// opted-in p could take over) are placed from the same listing. It asks the
-// runtime for its pods and containers (SyncFn), holding no lock of ours,
-// before p is placed; a listing that fails leaves the peers unknown.
+// opted-in p could take over) are placed from the same listing: the pods and
+// containers the ledger holds, before p is placed.
 func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
 	if !g.policy.workload || p.kind != kindExternal {
 		return
@@ -298,7 +297,9 @@ func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
 		}
 	}
 	if slices.ContainsFunc(found, func(v *verified) bool { return v == nil }) {
-		err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
+		// From the ledger, never from SyncFn: this runs beside runtime
+		// operations (ledger.go).
+		if pods, ctrs, ok := g.r.ledger.state(); ok {
 			listed = true
 			for i, q := range todo {
 				if found[i] == nil {
@@ -306,9 +307,8 @@ func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
 					found[i] = &verified{place: place, pod: pod}
 				}
 			}
-		})
-		if err != nil {
-			g.r.log.Warnf(ctx, "plugin %s: cannot place its process among the runtime's pods: %v", p.name(), err)
+		} else {
+			g.r.log.Warnf(ctx, "plugin %s: cannot place its process: the runtime's pods are not recorded", p.name())
 		}
 	}
 	g.mu.Lock()

@@ -205,16 +205,15 @@ func TestWorkloadLegacyPlugins(t *testing.T) {
 	place(t, g, inPod(g.legacyOf("10", "p", 0), "other", "legacy-o2", "p", 1))
 }
 
-// TestResolveIdentities places peers from the runtime's own listing: the
-// container whose cgroup the peer is in, and its pod; a listing that fails
-// leaves the peer unknown (refused), never guessed.
+// TestResolveIdentities places peers from the runtime's state as the ledger
+// records it (never from a SyncFn call of its own, which would run beside
+// runtime operations): the container whose cgroup the peer is in, and its
+// pod; with nothing recorded the peer is unknown (refused), never guessed.
 func TestResolveIdentities(t *testing.T) {
 	pods, ctrs := identFixture("/kubepods/besteffort/pod" + podUID + "/" + ctrID)
-	fail := false
+	syncs := 0
 	r, err := New("test-runtime", "v0", func(ctx context.Context, cb SyncCB) error {
-		if fail {
-			return errors.New("runtime is not ready")
-		}
+		syncs++
 		_, err := cb(ctx, pods, ctrs)
 		return err
 	}, func(context.Context, []*ContainerUpdate) ([]*ContainerUpdate, error) { return nil, nil }, WithLogger(testLogger()))
@@ -223,6 +222,7 @@ func TestResolveIdentities(t *testing.T) {
 	}
 	defer r.Stop()
 	g := r.reg
+	r.ledger.seed(0, pods, ctrs)
 
 	p := g.optedIn("10", "p", "a", 1, "1")
 	p.cgroupErr, p.cgroup = nil, "/kubepods/besteffort/pod"+podUID+"/"+ctrID
@@ -242,7 +242,10 @@ func TestResolveIdentities(t *testing.T) {
 		t.Fatalf("host process placed %v", host.identity().Place)
 	}
 
-	fail = true
+	if syncs != 0 {
+		t.Fatalf("placing peers called SyncFn %d times", syncs)
+	}
+	r.ledger = ledger{kept: true} // nothing recorded
 	q := g.optedIn("10", "p", "b", 2, "2")
 	q.cgroupErr, q.cgroup = nil, "/kubepods/besteffort/pod"+podUID+"/"+ctrID
 	g.resolveIdentities(context.Background(), q)

@@ -1,6 +1,7 @@
 package adaptation
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,10 +21,13 @@ type discovered struct {
 	idx, base, cfg string
 }
 
-// startPlugins brings up builtin plugins, then pre-installed ones, and admits
-// them in dispatch order. A failing builtin plugin fails Start; a failing
-// pre-installed one is logged and left out, as upstream does.
+// startPlugins brings up builtin plugins, then pre-installed ones, and
+// synchronizes them all in one call of the runtime's SyncFn, as upstream
+// does (once, even with no plugin): that call also seeds the ledger. A
+// failing builtin plugin fails Start; a pre-installed one that fails to
+// start or synchronize is logged and left out, as upstream does.
 func (r *Adaptation) startPlugins() error {
+	var started []*plugin
 	for _, b := range r.builtin {
 		p, err := r.newBuiltinPlugin(b)
 		if err != nil {
@@ -32,18 +36,19 @@ func (r *Adaptation) startPlugins() error {
 		if err := p.start(r.ctx); err != nil {
 			return fmt.Errorf("failed to start builtin NRI plugin %q: %w", b.Base, err)
 		}
-		if err := r.reg.admit(r.ctx, p); err != nil {
-			return fmt.Errorf("failed to synchronize builtin NRI plugin %q: %w", b.Base, err)
+		if err := r.reg.screen(r.ctx, p); err != nil {
+			<-p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil)
+			return fmt.Errorf("failed to start builtin NRI plugin %q: %w", b.Base, err)
 		}
+		started = append(started, p)
 	}
 
 	found, err := r.discoverPlugins()
 	if err != nil {
 		return err
 	}
-
-	// Launch and register them all at once, then admit one by one.
-	started := make([]*plugin, len(found))
+	// Launch and register them all at once.
+	launched := make([]*plugin, len(found))
 	var wg sync.WaitGroup
 	for i, d := range found {
 		spawn(&wg, func() {
@@ -56,17 +61,53 @@ func (r *Adaptation) startPlugins() error {
 				r.log.Warnf(r.ctx, "failed to start pre-installed NRI plugin %s: %v", p.name(), err)
 				return
 			}
-			started[i] = p
+			launched[i] = p
 		})
 	}
 	wg.Wait()
-
-	for _, p := range started {
-		if p == nil {
-			continue
+	for _, p := range launched {
+		if p != nil {
+			started = append(started, p)
 		}
-		if err := r.reg.admit(r.ctx, p); err != nil {
-			r.log.Warnf(r.ctx, "failed to synchronize pre-installed NRI plugin %s: %v", p.name(), err)
+	}
+	return r.syncStarted(started)
+}
+
+// syncStarted synchronizes the plugins Start brought up from one SyncFn call
+// under the sync gate, and lets those that took it receive events.
+func (r *Adaptation) syncStarted(started []*plugin) error {
+	if err := r.syncGate.Lock(r.ctx); err != nil {
+		return err
+	}
+	defer r.syncGate.Unlock()
+	var synced []*plugin
+	from := r.ledger.version()
+	err := r.callSyncFn(r.ctx, func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
+		r.ledger.seed(from, pods, ctrs)
+		var updates []*ContainerUpdate
+		synced = synced[:0]
+		for _, p := range started {
+			us, err := p.synchronize(ctx, pods, ctrs, nil)
+			if err != nil {
+				r.log.Warnf(r.ctx, "failed to synchronize pre-installed NRI plugin %s: %v", p.name(), err)
+				p.shutdown(r.reg.syncFailureReason(err), err.Error(), nil)
+				continue
+			}
+			synced = append(synced, p)
+			updates = append(updates, us...)
+		}
+		return updates, nil
+	})
+	if err != nil {
+		for _, p := range started {
+			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, "runtime failed to start", nil)
+		}
+		return fmt.Errorf("failed to synchronize pre-installed NRI plugins: %w", err)
+	}
+	for _, p := range synced {
+		if _, err := r.reg.switchTo(r.ctx, p, nil); err != nil {
+			r.log.Warnf(r.ctx, "failed to admit pre-installed NRI plugin %s: %v", p.name(), err)
+			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil)
 		}
 	}
 	return nil

@@ -96,16 +96,15 @@ type plugin struct {
 	legacy       map[api.Event]bool // events relayed through StateChange
 	warned       map[api.Event]bool
 
-	// Membership (registry.go), guarded by the registry's lock: the slot
-	// the plugin was placed in at registration and, for opted-in plugins,
-	// the role the registry decided.
-	slot *slot
-	role api.PluginRole
-	// activating is set from an opted-in instance's switch until it is
-	// activated, and closed when it answered its ACTIVE notice; events
-	// dispatched meanwhile do not reach it before (handover.go, receives).
-	// Written under both the adaptation's and the registry's lock.
-	activating chan struct{}
+	// Membership, guarded by the registry's lock and written by
+	// registry.move alone (lifecycle.go): the slot the plugin was placed in
+	// at registration, its state there and, for opted-in plugins, the role.
+	slot  *slot
+	state instanceState
+	role  api.PluginRole
+	// fromLedger is set for a takeover synchronized from the ledger while
+	// its predecessor serves (join.go).
+	fromLedger bool
 
 	lostOnce     sync.Once
 	teardownOnce sync.Once
@@ -160,6 +159,11 @@ func (p *plugin) qualifiedName() string {
 
 func (p *plugin) subscribed(e api.Event) bool {
 	return p.events.IsSet(e)
+}
+
+// receives tells whether an event goes to p, once it is in the dispatch list.
+func (p *plugin) receives(e api.Event) bool {
+	return !p.isClosed() && p.subscribed(e)
 }
 
 func (p *plugin) isValidator() bool {

@@ -46,34 +46,26 @@ func newRegistry(r *Adaptation) *registry {
 
 // slot is one place in the dispatch order. A slot of its own holds one
 // plugin (as candidate while it joins, then active); a shared slot holds the
-// instances of one opted-in plugin name.
+// instances of one opted-in plugin name. Only registry.move writes
+// candidate, active and standby (lifecycle.go).
 type slot struct {
 	name      string // shared slots only
 	active    *plugin
 	candidate *plugin // joining; at most one, a newer one displaces it
-	standby   *plugin // superseded, kept for the grace period (handover.go)
+	standby   *plugin // superseded, kept for the grace period (standby.go)
 	graceT    *time.Timer
 	graceSeq  uint64 // names the current grace timer; stopGrace moves it on
 	// resume is where the standby's knowledge of the runtime's state ends:
-	// if it is reactivated, it is told what changed since (journal.go).
+	// if it is reactivated, it is told what changed since (ledger.go).
 	resume *cursor
+	// reserved holds the dispatch for the candidate while nobody serves the
+	// slot (the active instance was lost during the candidate's join); the
+	// candidate's switch uses it (switch.go).
+	reserved *holdTicket
 	// retired lists the instance ids this slot superseded, newest last. They
 	// are refused while the slot lives (a superseded pod restarted by the
 	// kubelet must not flap back) and forgotten with it.
 	retired []string
-	// vacated is closed when the active instance leaves without a successor
-	// (remove): a candidate that waits for an idle instant to commit then
-	// queues for the gate instead (handover.go, unserved). It exists only
-	// while a candidate waits.
-	vacated chan struct{}
-}
-
-// vacate tells a waiting candidate that nobody serves the slot any more.
-func (s *slot) vacate() {
-	if s.vacated != nil {
-		close(s.vacated)
-		s.vacated = nil
-	}
 }
 
 // maxRetired bounds the instance ids a slot remembers: one per rollout is
@@ -147,47 +139,6 @@ func (g *registry) active() []*plugin {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.plugins
-}
-
-// remove takes a plugin out of its slot and out of event delivery. It is
-// called when a plugin is dropped or its connection closes, possibly during
-// dispatch, so it only takes the registry's own lock. If p was the active
-// instance of a slot with a standby, the sync gate is reserved at once and
-// the standby reactivated.
-func (g *registry) remove(p *plugin) {
-	g.mu.Lock()
-	s := p.slot
-	if s == nil {
-		g.mu.Unlock()
-		return
-	}
-	wasActive := s.active == p
-	var standby *plugin
-	switch p {
-	case s.candidate:
-		s.candidate = nil
-	case s.standby:
-		s.leaveStandby()
-	case s.active:
-		s.active = nil
-		s.vacate()
-		if s.standby != nil && !g.closed {
-			standby = s.standby
-			s.stopGrace()
-		}
-	}
-	g.dropSlot(s)
-	if standby != nil {
-		g.startReactivation(standby, p)
-	}
-	if wasActive {
-		g.rebuild()
-	}
-	g.mu.Unlock()
-
-	if wasActive {
-		g.r.log.Infof(g.r.ctx, "plugin %s removed", p.qualifiedName())
-	}
 }
 
 // mayUpdate decides whether a plugin may send unsolicited container updates:

@@ -100,6 +100,13 @@ func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateCo
 	}
 
 	p.r.log.Infof(ctx, "plugin %s requested %d container updates", p.name(), len(req.GetUpdate()))
+	// During a switch's hold an event may wait holding the runtime's own
+	// lock, which UpdateFn takes: the updates are applied at the release,
+	// and their failures logged (hold.go).
+	if p.r.hold.deferUpdate(p, req.GetUpdate()) {
+		p.r.log.Infof(ctx, "plugin %s: updates deferred until the plugin switch in progress is over", p.name())
+		return &api.UpdateContainersResponse{}, nil
+	}
 	failed, err := p.r.updateContainers(ctx, req.GetUpdate())
 	if err != nil {
 		err = fmt.Errorf("runtime failed to apply updates from plugin %s: %w", p.name(), err)

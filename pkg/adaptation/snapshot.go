@@ -1,8 +1,8 @@
 package adaptation
 
-// Snapshots and deltas: the runtime's state as SyncFn reports it, for an
-// instance's full synchronization round, and what changed since, for the
-// delta rounds that follow (journal.go).
+// The runtime's state as SyncFn reports it, for a full synchronization round
+// under the sync gate, and deltas: what changed since, for the delta rounds
+// that follow (ledger.go).
 
 import (
 	"cmp"
@@ -10,31 +10,13 @@ import (
 	"fmt"
 	"slices"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/nri-handover/nri/api"
 )
 
-// snapshot is the runtime's state as SyncFn reports it, copied.
-type snapshot struct {
-	pods []*api.PodSandbox
-	ctrs []*api.Container
-}
-
-// snapshot asks the runtime for its pods and containers without synchronizing
-// anyone: the callback only copies what it is handed. A takeover needs the
-// copy: it synchronizes its successor outside the runtime's SyncFn, which
-// may hold locks the runtime's event path needs (containerd's does).
-func (g *registry) snapshot(ctx context.Context) (*snapshot, error) {
-	var s *snapshot
-	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
-		s = &snapshot{pods: clones(pods), ctrs: clones(ctrs)}
-	})
-	return s, err
-}
-
 // runtimeState calls SyncFn and hands the runtime's state to use, which must
-// not keep references to it.
+// not keep references to it. The caller holds the sync gate exclusively:
+// SyncFn is called nowhere else (a runtime's SyncFn may rewrite its own
+// per-container state, which an operation in flight still needs).
 func (g *registry) runtimeState(ctx context.Context, use func([]*api.PodSandbox, []*api.Container)) error {
 	g.r.at(pointSnapshot)
 	called := false
@@ -50,14 +32,6 @@ func (g *registry) runtimeState(ctx context.Context, use func([]*api.PodSandbox,
 		return fmt.Errorf("failed to take the runtime's snapshot: %w", err)
 	}
 	return nil
-}
-
-func clones[T proto.Message](in []T) []T {
-	out := make([]T, len(in))
-	for i, m := range in {
-		out[i] = proto.Clone(m).(T)
-	}
-	return out
 }
 
 // delta is what changed between two states of the runtime.

@@ -23,15 +23,11 @@ func handoverPlugin(idx, name, id string, gen uint64, rec *recorder) *fakePlugin
 }
 
 // activeInstances lists the instance ids of the plugins named name that
-// receive events ("" for a plugin written for upstream), in dispatch order:
-// an instance whose activation is under way does not count.
+// receive events ("" for a plugin written for upstream), in dispatch order.
 func activeInstances(r *Adaptation, name string) []string {
 	var ids []string
 	for _, p := range r.reg.active() {
-		r.reg.mu.Lock()
-		activating := p.activating != nil
-		r.reg.mu.Unlock()
-		if p.name() == name && !activating {
+		if p.name() == name {
 			ids = append(ids, p.instance)
 		}
 	}

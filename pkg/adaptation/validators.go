@@ -53,7 +53,7 @@ func (r *Adaptation) validateContainerAdjustment(ctx context.Context, plugins []
 
 	var validators []*plugin
 	for _, p := range plugins {
-		if p.receives(ctx, api.Event_VALIDATE_CONTAINER_ADJUSTMENT) {
+		if p.receives(api.Event_VALIDATE_CONTAINER_ADJUSTMENT) {
 			validators = append(validators, p)
 		}
 	}

@@ -3,7 +3,6 @@ package adaptation
 import (
 	"context"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -13,28 +12,22 @@ import (
 	"github.com/nri-handover/nri/internal/adjust"
 )
 
-// The journal reports, per object, the state the latest event implies, only
-// what came after a cursor's position, and forgets everything when the last
-// cursor closes.
-func TestJournalReportsWhatEventsImply(t *testing.T) {
-	var (
-		j   journal
-		seq uint64
-	)
+// The ledger keeps nothing before it is seeded; then it reports, per
+// object, the state the latest event implies, only what came after a
+// cursor's position, and forgets removals when the last cursor closes.
+func TestLedgerReportsWhatEventsImply(t *testing.T) {
+	j := ledger{kept: true}
 	pod := &api.PodSandbox{Id: "p1"}
 	ctr := func(id string) *api.Container {
 		return &api.Container{Id: id, PodSandboxId: "p1", Annotations: map[string]string{"a": "1"}}
 	}
-	note := func(event api.Event, req any, rsp *api.CreateContainerResponse, failed bool) {
-		seq++
-		j.note(seq, event, req, rsp, failed)
-	}
-
-	note(api.Event_RUN_POD_SANDBOX, &api.RunPodSandboxRequest{Pod: pod}, nil, false) // nobody reads: not kept
+	note := j.note
+	note(api.Event_RUN_POD_SANDBOX, &api.RunPodSandboxRequest{Pod: pod}, nil, false) // not seeded: not kept
 	if j.objs != nil {
-		t.Fatal("the journal kept an event while no cursor was open")
+		t.Fatal("the ledger kept an event before it was seeded")
 	}
-	cur := j.openCursor(func() uint64 { return seq + 1 })
+	j.seed(0, nil, nil)
+	cur := j.openCursor()
 
 	adjust := &api.ContainerAdjustment{Annotations: map[string]string{"stamp": "old", "-a": ""}}
 	note(api.Event_RUN_POD_SANDBOX, &api.RunPodSandboxRequest{Pod: pod}, nil, false)
@@ -48,7 +41,7 @@ func TestJournalReportsWhatEventsImply(t *testing.T) {
 
 	d, ok := cur.since()
 	if !ok {
-		t.Fatal("journal overran")
+		t.Fatal("cursor closed")
 	}
 	var ids []string
 	states := map[string]api.ContainerState{}
@@ -71,9 +64,6 @@ func TestJournalReportsWhatEventsImply(t *testing.T) {
 	if len(d.pods) != 1 || !slices.Equal(d.removedCtrs, []string{"c0"}) {
 		t.Errorf("pods %v, removed containers %v", d.pods, d.removedCtrs)
 	}
-	if !cur.knows(seq) || cur.knows(seq+1) {
-		t.Errorf("cursor at %d after reading up to event %d", cur.next, seq)
-	}
 
 	note(api.Event_REMOVE_POD_SANDBOX, &api.RemovePodSandboxRequest{Pod: pod}, nil, false)
 	if d, _ := cur.since(); len(d.ctrs)+len(d.pods) != 0 || !slices.Equal(d.removedPods, []string{"p1"}) {
@@ -85,31 +75,43 @@ func TestJournalReportsWhatEventsImply(t *testing.T) {
 
 	cur.close()
 	cur.close()
-	if j.objs != nil || j.open.Load() != 0 {
-		t.Fatal("the journal outlived its last cursor")
+	for key, e := range j.objs {
+		if e.removed {
+			t.Errorf("tombstone %s outlived the last cursor", key)
+		}
+	}
+	if _, ctrs, _ := j.state(); len(ctrs) != 3 || j.open != 0 {
+		t.Errorf("state after the cursors closed: %d containers, %d cursors; want 3, 0", len(ctrs), j.open)
 	}
 }
 
-// A journal that would have to keep more than maxJournal objects tells the
-// cursors that need what it dropped, and only those.
-func TestJournalOverrun(t *testing.T) {
-	var j journal
-	var seq uint64
-	early := j.openCursor(func() uint64 { return seq + 1 })
-	for i := 0; i <= maxJournal; i++ {
-		seq++
-		c := &api.Container{Id: "c" + strconv.Itoa(i)}
-		j.note(seq, api.Event_POST_START_CONTAINER, &api.PostStartContainerRequest{Container: c}, nil, false)
+// A seed replaces what the runtime reports anew, but not an object that an
+// event changed after the seed's SyncFn call began (the event is newer), and
+// a cursor sees what the seed changed.
+func TestLedgerSeedKeepsNewerEvents(t *testing.T) {
+	j := ledger{kept: true}
+	c := func(id string, st api.ContainerState) *api.Container {
+		return &api.Container{Id: id, PodSandboxId: "p1", State: st}
 	}
-	if _, ok := early.since(); ok {
-		t.Fatal("a cursor that needs dropped entries was not told")
+	j.seed(0, nil, []*api.Container{c("c1", api.ContainerState_CONTAINER_RUNNING), c("c2", api.ContainerState_CONTAINER_RUNNING)})
+	cur := j.openCursor()
+	defer cur.close()
+	from := j.version()
+	j.note(api.Event_STOP_CONTAINER, &api.StopContainerRequest{Container: c("c1", api.ContainerState_CONTAINER_RUNNING)}, nil, false)
+	// SyncFn read its state before the exit was stored, and c2 is gone.
+	j.seed(from, nil, []*api.Container{c("c1", api.ContainerState_CONTAINER_RUNNING), c("c3", api.ContainerState_CONTAINER_CREATED)})
+	_, ctrs, _ := j.state()
+	got := map[string]api.ContainerState{}
+	for _, x := range ctrs {
+		got[x.Id] = x.State
 	}
-	late := j.openCursor(func() uint64 { return seq + 1 })
-	if _, ok := late.since(); !ok {
-		t.Fatal("a cursor opened after the overrun was told it overran")
+	if len(got) != 2 || got["c1"] != api.ContainerState_CONTAINER_STOPPED || got["c3"] != api.ContainerState_CONTAINER_CREATED {
+		t.Fatalf("ledger after the seed: %v; want c1 stopped (the newer event), c3 created, c2 gone", got)
 	}
-	early.close()
-	late.close()
+	d, _ := cur.since()
+	if !slices.Equal(d.removedCtrs, []string{"c2"}) || len(d.ctrs) != 2 {
+		t.Fatalf("cursor saw %+v; want c1, c3 changed and c2 removed", d)
+	}
 }
 
 // A standby reactivated after its successor went away is told what changed
@@ -162,14 +164,14 @@ func TestReactivatedStandbyGetsWhatChangedSinceItStoodBy(t *testing.T) {
 	if ctrs := got.GetContainers(); len(ctrs) != 1 || ctrs[0].GetId() != "c2" {
 		t.Fatalf("reactivation round carries %v, want only c2 (created while a stood by)", ctrs)
 	}
-	eventually(t, func() bool { return r.journal.open.Load() == 0 }, "the standby's journal released")
+	eventually(t, func() bool { return r.ledger.cursors() == 0 }, "the standby's journal released")
 }
 
 // A container created while a cursor is open is journaled as the runtime
 // reports it once created: the merged adjustment applied once, as the
 // runtime's generator applies it, to the container as the runtime sent it
 // (merging the replies edits the request's container in place).
-func TestJournalCreatedContainerIsTheRuntimes(t *testing.T) {
+func TestLedgerCreatedContainerIsTheRuntimes(t *testing.T) {
 	rt := newFakeRuntime()
 	pod := &api.PodSandbox{Id: "p1"}
 	rt.pods = []*api.PodSandbox{pod}
@@ -198,7 +200,7 @@ func TestJournalCreatedContainerIsTheRuntimes(t *testing.T) {
 	defer p.close()
 	waitActive(t, r, "10-p")
 
-	cur := r.journal.openCursor(r.dispatched.Load)
+	cur := r.ledger.openCursor()
 	defer cur.close()
 	sent := &api.Container{
 		Id: "c1", PodSandboxId: "p1", Name: "c1",
@@ -251,3 +253,10 @@ func TestJournalCreatedContainerIsTheRuntimes(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// cursors counts the open cursors, for tests.
+func (l *ledger) cursors() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
+}

@@ -1,0 +1,305 @@
+package adaptation
+
+// Joining: how a configured plugin becomes the active instance of its slot.
+// Two ways, chosen once, when it joins (joinsFromLedger):
+//
+//	under the gate   nobody opted-in serves its name: a fresh join (every
+//	                 plugin written for upstream, the first instance of an
+//	                 opted-in one), an opted-in instance taking over plugins
+//	                 written for upstream, or one whose predecessor is gone.
+//	                 Upstream's join: queue for the sync gate (new runtime
+//	                 operations wait, so none bypasses the plugin), one full
+//	                 Synchronize from inside the runtime's SyncFn, the switch.
+//	from the ledger  an opted-in instance takes over from the active opted-in
+//	                 instance of its name. No gate and no SyncFn: it is
+//	                 synchronized from the ledger (ledger.go) while its
+//	                 predecessor keeps serving, if it takes delta rounds,
+//	                 and the switch (switch.go) holds the dispatch for its
+//	                 last round and the role notices only.
+//
+// Who may join, and into which slot, is decided at registration (screen,
+// admission.go) and again at the switch.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// preSwitchRounds bounds the delta rounds a takeover from the ledger sends
+// before its switch: each brings the successor closer, so that the round in
+// the hold carries only what changed during the last one.
+const preSwitchRounds = 2
+
+var errDisplaced = errors.New("displaced by a newer instance before it took over")
+
+// handsOver tells whether the plugin takes part in handover: it asked for it,
+// it is external, and the runtime offers it.
+func (p *plugin) handsOver() bool {
+	return p.r.handover && p.kind == kindExternal && api.HasFeature(p.features, api.FeatureHandover)
+}
+
+// deltaSync tells whether the plugin accepts more than one synchronization
+// round on its connection.
+func (p *plugin) deltaSync() bool {
+	return p.handsOver() && api.HasFeature(p.features, api.FeatureDeltaSync)
+}
+
+// offeredFeatures are the protocol features the runtime offers p: only those
+// p asked for.
+func (p *plugin) offeredFeatures() []string {
+	switch {
+	case p.deltaSync():
+		return []string{api.FeatureHandover, api.FeatureDeltaSync}
+	case p.handsOver():
+		return []string{api.FeatureHandover}
+	}
+	return nil
+}
+
+// describe names an instance for logs and errors.
+func (p *plugin) describe() string {
+	s := p.name()
+	if p.version != "" {
+		s += " version " + p.version
+	}
+	if p.instance != "" {
+		s += " instance " + p.instance
+	}
+	if p.generation != 0 {
+		s += " generation " + strconv.FormatUint(p.generation, 10)
+	}
+	return s
+}
+
+// screen places a registering plugin (registry.place), once the runtime
+// placed its process if the rules need it (resolveIdentities), and
+// disconnects a pending candidate it displaced.
+func (g *registry) screen(ctx context.Context, p *plugin) error {
+	g.r.at(pointRegister)
+	g.resolveIdentities(ctx, p)
+	displaced, err := g.place(p)
+	if err != nil {
+		if p.handsOver() {
+			g.recordHandover(p, "rejected", time.Now(), 0)
+		}
+		return err
+	}
+	if where, ok := g.placed(p); ok {
+		g.r.log.Infof(ctx, "plugin %s admitted: %s, uid %d", p.describe(), where, p.cred.UID)
+	}
+	if displaced != nil {
+		g.r.log.Infof(g.r.ctx, "plugin %s displaces %s before it took over", p.describe(), displaced.describe())
+		g.recordHandover(displaced, "displaced", time.Now(), 0)
+		displaced.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance registered before this one took over", p)
+	}
+	return nil
+}
+
+// admit brings an external plugin, registered (and so placed: screen) and
+// configured, into event delivery. On failure the plugin has been
+// disconnected. Start brings up the others (launch.go).
+func (g *registry) admit(ctx context.Context, p *plugin) error {
+	start := time.Now()
+	takeover := g.takeoverFrom(p)
+	if takeover != nil {
+		g.r.log.Infof(ctx, "plugin %s takes over from %s", p.describe(), g.describeTakeover(p, takeover))
+	}
+	var (
+		updates []*api.ContainerUpdate
+		err     error
+	)
+	if g.joinsFromLedger(p) {
+		updates, err = g.joinFromLedger(ctx, p, takeover)
+	} else {
+		updates, err = g.joinUnderGate(ctx, p, takeover)
+	}
+	if err != nil {
+		return g.fail(p, start, err)
+	}
+	g.r.log.Infof(ctx, "plugin %s connected and synchronized", p.qualifiedName())
+	if p.handsOver() {
+		g.recordHandover(p, "completed", start, time.Since(start))
+	}
+	g.applyUpdates(ctx, p, updates)
+	return nil
+}
+
+// joinsFromLedger decides how p joins, once: from the ledger if it opted in,
+// the ledger holds the runtime's state, and an opted-in instance of its
+// slot serves its events meanwhile.
+func (g *registry) joinsFromLedger(p *plugin) bool {
+	if !p.handsOver() || !g.r.ledger.recording() {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := p.slot
+	p.fromLedger = s != nil && s.shared() && s.active != nil && s.active != p && s.candidate == p
+	return p.fromLedger
+}
+
+// joinUnderGate is upstream's join: p is synchronized from inside the
+// runtime's SyncFn under the sync gate, whose result also refreshes the
+// ledger, and switched to before the gate opens, so the next runtime
+// operation that takes BlockPluginSync after its Synchronize reaches it.
+func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+	r := g.r
+	r.at(pointGate)
+	if err := r.syncGate.Lock(ctx); err != nil {
+		return nil, err
+	}
+	defer r.syncGate.Unlock()
+	if !g.pending(p) {
+		return nil, errDisplaced
+	}
+	var cur *cursor
+	if p.deltaSync() {
+		// Exits bypass the gate: what they change during the round is
+		// told in the switch's delta round.
+		cur = r.ledger.openCursor()
+		defer cur.close()
+	}
+	from := r.ledger.version()
+	var updates []*api.ContainerUpdate
+	var serr error
+	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
+		r.ledger.seed(from, pods, ctrs)
+		updates, serr = p.synchronize(ctx, pods, ctrs, takeover)
+	})
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return nil, err
+	}
+	more, err := g.switchTo(ctx, p, cur)
+	return append(updates, more...), err
+}
+
+// joinFromLedger synchronizes p from the ledger while its predecessor keeps
+// serving, if p takes delta rounds (a plugin without them gets its one round
+// in the switch's hold), and then switches to it.
+func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+	if !p.deltaSync() {
+		return g.switchTo(ctx, p, nil)
+	}
+	pods, ctrs, cur, ok := g.r.ledger.snapshot()
+	if !ok {
+		return nil, errors.New("the runtime's state is not recorded")
+	}
+	defer cur.close()
+	updates, err := p.synchronize(ctx, pods, ctrs, takeover)
+	for round := 0; err == nil && round < preSwitchRounds; round++ {
+		var more []*api.ContainerUpdate
+		var sent bool
+		more, sent, err = g.catchUp(ctx, p, cur)
+		updates = append(updates, more...)
+		if !sent {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	more, err := g.switchTo(ctx, p, cur)
+	return append(updates, more...), err
+}
+
+// catchUp sends p what the ledger recorded since cur, if anything, and
+// moves cur past it; sent tells whether it sent a round.
+func (g *registry) catchUp(ctx context.Context, p *plugin, cur *cursor) (updates []*api.ContainerUpdate, sent bool, err error) {
+	d, ok := cur.since()
+	if !ok {
+		return nil, false, errors.New("its record of the runtime's state was closed")
+	}
+	if d.empty() {
+		return nil, false, nil
+	}
+	updates, err = p.synchronizeDelta(ctx, d, nil)
+	return updates, true, err
+}
+
+// takeoverFrom describes the instance p is about to replace, if any.
+func (g *registry) takeoverFrom(p *plugin) *api.Takeover {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := p.slot
+	if s == nil || !s.shared() {
+		return nil
+	}
+	if a := s.active; a != nil {
+		return &api.Takeover{PredecessorVersion: a.version, PredecessorInstance: a.instance, PredecessorGeneration: a.generation,
+			PredecessorPod: a.podIdentity()}
+	}
+	if len(g.legacyVictims(p)) > 0 {
+		return &api.Takeover{}
+	}
+	return nil
+}
+
+// pending tells whether p is still waiting to become active in its slot.
+func (g *registry) pending(p *plugin) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return p.state == stateCandidate || p.state == stateStandby
+}
+
+// fail disconnects a plugin that could not join, with the reason.
+func (g *registry) fail(p *plugin, start time.Time, err error) error {
+	if p.handsOver() {
+		g.recordHandover(p, "failed", start, 0)
+	}
+	reason := g.syncFailureReason(err)
+	if errors.Is(err, errDisplaced) {
+		reason = api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED
+	}
+	p.shutdown(reason, err.Error(), nil)
+	return fmt.Errorf("plugin %s not joined: %w", p.name(), err)
+}
+
+// syncFailureReason tells a plugin why joining failed.
+func (g *registry) syncFailureReason(err error) api.ShutdownReason {
+	return g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED)
+}
+
+// failureReason tells a plugin why a request to it failed, or fallback. A
+// stopping runtime cancels every request, which is not the plugin's failure.
+func (g *registry) failureReason(err error, fallback api.ShutdownReason) api.ShutdownReason {
+	if g.r.ctx.Err() != nil || errors.Is(err, errStopped) {
+		return api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN
+	}
+	if reason := shutdownReasonFor(err); reason != api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED {
+		return reason
+	}
+	return fallback
+}
+
+func (g *registry) recordHandover(p *plugin, outcome string, start time.Time, wait time.Duration) {
+	if m, ok := g.r.metrics.(HandoverMetrics); ok {
+		m.RecordHandover(p.base, outcome, time.Since(start), wait)
+	}
+}
+
+func (g *registry) applyUpdates(ctx context.Context, p *plugin, updates []*api.ContainerUpdate) {
+	if len(updates) == 0 {
+		return
+	}
+	failed, err := g.r.updateContainers(ctx, updates)
+	if err != nil || len(failed) > 0 {
+		g.r.log.Warnf(ctx, "runtime failed to apply %d of %d updates from plugin %s synchronization: %v",
+			len(failed), len(updates), p.name(), err)
+	}
+}
+
+// describeTakeover names what p takes over, for the log.
+func (g *registry) describeTakeover(p *plugin, t *api.Takeover) string {
+	if t.GetPredecessorVersion() == "" && t.GetPredecessorInstance() == "" && t.GetPredecessorGeneration() == 0 {
+		return "the plugins of its name and index that do not support handover" + g.podsOfTakeover(p, t)
+	}
+	return fmt.Sprintf("version %q instance %q%s", t.GetPredecessorVersion(), t.GetPredecessorInstance(), g.podsOfTakeover(p, t))
+}

@@ -1,0 +1,148 @@
+package adaptation
+
+// The lifecycle of a plugin instance in its slot, and the one function that
+// moves an instance between states.
+//
+//	             place               switch                superseded, grace > 0
+//	(connected) ------> candidate ----------> active ------------------------> standby
+//	                        |                   |  ^                              |
+//	                        |                   |  +---- reactivated (its --------+
+//	                        |                   |        successor was lost)      |
+//	                        +------+------------+--------------+------------------+
+//	                               | refused, displaced, failed, superseded,
+//	                               v disconnected, grace over
+//	                              gone
+//
+// move alone writes a slot's candidate, active and standby instances, an
+// opted-in instance's role, and the dispatch list: who receives events
+// follows from the states and from nothing else.
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// instanceState is where an instance is in its slot.
+type instanceState int
+
+const (
+	stateConnected instanceState = iota // registered or registering, not placed
+	stateCandidate                      // placed in its slot, joining
+	stateActive                         // receives its slot's events
+	stateStandby                        // superseded, kept for the grace period; no events
+	stateGone                           // out of its slot for good
+)
+
+func (s instanceState) String() string {
+	switch s {
+	case stateConnected:
+		return "connected"
+	case stateCandidate:
+		return "candidate"
+	case stateActive:
+		return "active"
+	case stateStandby:
+		return "standby"
+	case stateGone:
+		return "gone"
+	}
+	return fmt.Sprintf("state(%d)", int(s))
+}
+
+// moves are the allowed transitions; anything else is a bug.
+var moves = map[instanceState][]instanceState{
+	stateConnected: {stateCandidate, stateGone},
+	stateCandidate: {stateActive, stateGone},
+	stateActive:    {stateStandby, stateGone},
+	stateStandby:   {stateActive, stateGone},
+}
+
+// move takes p to state to in slot s (the slot it is placed in, for a
+// candidate). g.mu is held. It panics on a move the diagram does not have:
+// callers check the state they expect first.
+func (g *registry) move(p *plugin, s *slot, to instanceState) {
+	from := p.state
+	if from == to && to == stateGone {
+		return
+	}
+	if !slices.Contains(moves[from], to) {
+		panic(fmt.Sprintf("nri: plugin %s moved from %s to %s", p.name(), from, to))
+	}
+	wasActive := from == stateActive
+	switch {
+	case from == stateCandidate && s.candidate == p:
+		s.candidate = nil
+	case from == stateActive && s.active == p:
+		s.active = nil
+	case from == stateStandby && s.standby == p:
+		s.leaveStandby()
+	}
+	p.state = to
+	switch to {
+	case stateCandidate:
+		p.slot, s.candidate = s, p
+	case stateActive:
+		s.active = p
+		p.setRole(api.PluginRole_PLUGIN_ROLE_ACTIVE)
+	case stateStandby:
+		s.standby = p
+		p.setRole(api.PluginRole_PLUGIN_ROLE_STANDBY)
+	case stateGone:
+		g.dropSlot(s)
+	}
+	if wasActive || to == stateActive {
+		g.rebuild()
+	}
+}
+
+func (p *plugin) setRole(role api.PluginRole) {
+	if p.handsOver() {
+		p.role = role
+	}
+}
+
+// remove takes a plugin out of its slot and out of event delivery. It is
+// called when a plugin is dropped or its connection closes, possibly during
+// dispatch, so it only takes the registry's own lock. If p was the active
+// instance and its slot has a standby, the dispatch is held at once and the
+// standby reactivated (standby.go); if it has a candidate joining from the
+// ledger, the dispatch is held for it, so that no event passes while nobody
+// serves (join.go).
+func (g *registry) remove(p *plugin) {
+	g.mu.Lock()
+	s := p.slot
+	if s == nil || p.state == stateGone || p.state == stateConnected {
+		g.mu.Unlock()
+		return
+	}
+	wasActive := p.state == stateActive
+	if p.state == stateCandidate {
+		s.releaseReserved(g.r)
+	}
+	g.move(p, s, stateGone)
+	if wasActive && !g.closed {
+		switch {
+		case s.standby != nil:
+			standby := s.standby
+			s.stopGrace()
+			g.startReactivation(standby, p)
+		case s.candidate != nil && s.candidate.fromLedger && s.reserved == nil:
+			s.reserved = g.r.hold.enqueue()
+		}
+	}
+	g.mu.Unlock()
+
+	if wasActive {
+		g.r.log.Infof(g.r.ctx, "plugin %s removed", p.qualifiedName())
+	}
+}
+
+// releaseReserved ends a hold reserved for the slot's candidate. g.mu is held.
+func (s *slot) releaseReserved(r *Adaptation) {
+	if t := s.reserved; t != nil {
+		s.reserved = nil
+		r.release(t)
+	}
+}

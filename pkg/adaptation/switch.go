@@ -1,0 +1,220 @@
+package adaptation
+
+// The switch: making an instance the active one of its slot, between two
+// events, with every event dispatched before it known to the instance and
+// every one after it delivered to it alone.
+//
+// A plugin written for upstream (or any plugin that did not opt in) joins
+// as upstream's do: it is added to the dispatch list under the adaptation's
+// lock, after its Synchronize, under the sync gate. An opted-in instance
+// switches in a hold of the dispatch (hold.go), in this order:
+//
+//  1. under the registry's lock, admission decides again (the rules take
+//     effect here: admission.go); the new instance becomes the active one
+//     and the old one the standby (no event reaches either in the hold);
+//  2. its last round: what the ledger recorded since its cursor (an
+//     instance with delta rounds) or, for one without, its one full round
+//     from the ledger: no event passes meanwhile, so it knows them all;
+//  3. the old active instance hears STANDBY, then the new one ACTIVE;
+//  4. the old instance stays the standby for the grace period or goes; the
+//     plugins written for upstream the new one takes over stop receiving
+//     events; release.
+//
+// Every step is a round trip bounded by the request timeout, none under the
+// adaptation's lock. If the new instance fails step 2 or 3 it is
+// disconnected before the release, and the old instance, standing by, is
+// reactivated in the next hold (standby.go): no event passed meanwhile.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// switchTo makes p the active instance of its slot; cur, if set, is where
+// p's knowledge of the runtime's state ends.
+func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor) ([]*api.ContainerUpdate, error) {
+	r := g.r
+	r.at(pointSwitch)
+	if !p.handsOver() { // as upstream: added between two events
+		r.Lock()
+		defer r.Unlock()
+		sw, err := g.swap(p)
+		if err == nil {
+			_, err = g.activated(sw)
+		}
+		return nil, err
+	}
+
+	t := g.holdFor(p)
+	defer r.release(t)
+	if err := r.acquire(ctx, t); err != nil {
+		return nil, err
+	}
+	sw, err := g.swap(p)
+	if err != nil {
+		return nil, err
+	}
+	updates, err := g.lastRound(ctx, p, cur)
+	if err == nil {
+		err = g.tell(ctx, p, sw.from)
+	}
+	if err != nil {
+		// Out before the hold ends: its predecessor, standing by, is
+		// reactivated in the next hold (registry.remove).
+		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
+		return nil, err
+	}
+	retire, err := g.activated(sw)
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range sw.legacy {
+		r.log.Infof(ctx, "plugin %s takes over from %s, which does not support handover", p.describe(), q.qualifiedName())
+		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "superseded by "+p.describe(), p)
+	}
+	if retire != nil {
+		retire.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "superseded by "+p.describe(), p)
+	}
+	return updates, nil
+}
+
+// switchover is what one switch changes.
+type switchover struct {
+	to     *plugin
+	from   *plugin   // the slot's active instance it replaces, standing by until to is active
+	legacy []*plugin // plugins written for upstream it takes over
+}
+
+// swap switches p's slot to p: admission decides again, now that it takes
+// effect; p becomes the active instance and the one it replaces the standby.
+// An opted-in p's switch holds the dispatch, so no event reaches either
+// before the notices are over; if p fails them it is removed and the standby
+// reactivated, having missed nothing.
+func (g *registry) swap(p *plugin) (*switchover, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p.state != stateCandidate && p.state != stateStandby {
+		return nil, errDisplaced
+	}
+	legacy, err := g.admitSwitch(p)
+	if err != nil {
+		return nil, err
+	}
+	s := p.slot
+	sw := &switchover{to: p, from: s.active, legacy: legacy}
+	if old := sw.from; old != nil {
+		s.retire(old.instance)
+		g.move(old, s, stateStandby)
+		s.resume = g.r.ledger.openCursor()
+	}
+	if p.state == stateStandby { // reactivated
+		s.retired = deleteID(s.retired, p.instance)
+	}
+	g.move(p, s, stateActive)
+	return sw, nil
+}
+
+// activated completes a switch whose notices were taken: the old instance
+// stays the standby for the grace period or is returned for retiring, and the
+// plugins written for upstream the new one takes over stop receiving events.
+func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p, s := sw.to, sw.to.slot
+	if p.state != stateActive {
+		return nil, fmt.Errorf("plugin %s was lost before it became active", p.name())
+	}
+	if old := sw.from; old != nil && old.state == stateStandby && s.standby == old {
+		if g.keepsStandby(old) && !old.isClosed() {
+			g.startGrace(s, old)
+		} else {
+			g.move(old, s, stateGone)
+			retire = old
+		}
+	}
+	for _, q := range sw.legacy {
+		if q.state == stateActive {
+			g.move(q, q.slot, stateGone)
+		}
+	}
+	g.logOrder(g.plugins)
+	return retire, nil
+}
+
+// holdFor is the hold ticket p's switch uses: the one reserved for it when
+// its predecessor was lost, or a new one.
+func (g *registry) holdFor(p *plugin) *holdTicket {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := p.slot; s != nil && s.candidate == p && s.reserved != nil {
+		t := s.reserved
+		s.reserved = nil
+		return t
+	}
+	return g.r.hold.enqueue()
+}
+
+// lastRound brings p up to date in the hold: what changed since cur, or, for
+// an instance without delta rounds that joins from the ledger, its one full
+// round.
+func (g *registry) lastRound(ctx context.Context, p *plugin, cur *cursor) ([]*api.ContainerUpdate, error) {
+	if cur != nil {
+		updates, _, err := g.catchUp(ctx, p, cur)
+		return updates, err
+	}
+	if !p.fromLedger {
+		return nil, nil // synchronized under the gate: no event passed it but exits, as upstream
+	}
+	pods, ctrs, ok := g.r.ledger.state()
+	if !ok {
+		return nil, fmt.Errorf("the runtime's state is not recorded")
+	}
+	return p.synchronize(ctx, pods, ctrs, g.takeoverFrom(p))
+}
+
+// tell carries out a switch's notices in the order a plugin that keeps state
+// on the host needs: the old instance hears it stands by before the new one
+// hears it is active. An old instance that does not take its role is
+// disconnected; the error says why the new one did not take its own.
+func (g *registry) tell(ctx context.Context, p, old *plugin) error {
+	if old != nil {
+		g.r.log.Infof(ctx, "plugin %s superseded by %s", old.describe(), p.describe())
+		msg := "superseded, standing by until the successor is active"
+		if g.keepsStandby(old) {
+			msg = fmt.Sprintf("superseded, standing by for %s", g.policy.grace)
+		}
+		if err := g.tellRole(ctx, old, api.PluginRole_PLUGIN_ROLE_STANDBY, p, msg); err != nil {
+			old.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
+				fmt.Sprintf("did not take the standby role: %v", err), p)
+		}
+	}
+	err := g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, old, "active")
+	if err == nil && p.isClosed() {
+		err = fmt.Errorf("plugin %s closed before it became active", p.name())
+	}
+	if err != nil {
+		return fmt.Errorf("did not take the active role: %w", err)
+	}
+	return nil
+}
+
+// tellRole tells an opted-in plugin its role, bounded by the request timeout.
+func (g *registry) tellRole(ctx context.Context, p *plugin, role api.PluginRole, peer *plugin, msg string) error {
+	if !p.handsOver() || p.isClosed() {
+		return nil
+	}
+	g.r.at(pointNotice)
+	req := &api.RoleChangeRequest{Role: role, Message: msg}
+	if peer != nil {
+		req.PeerVersion, req.PeerInstance, req.PeerGeneration = peer.version, peer.instance, peer.generation
+	}
+	rctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
+	defer cancel()
+	_, err := p.svc.RoleChange(rctx, req)
+	if err = requestError(rctx, err); err != nil {
+		g.r.log.Warnf(ctx, "plugin %s did not take role %s: %v", p.name(), role, err)
+	}
+	return err
+}
