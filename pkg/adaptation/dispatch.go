@@ -47,10 +47,11 @@ func (r *Adaptation) RemovePodSandbox(ctx context.Context, req *RemovePodSandbox
 // CreateContainer relays the event to plugins, merges their adjustments and
 // updates, and lets validator plugins accept or reject the merged result.
 func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRequest) (*CreateContainerResponse, error) {
-	if err := r.lockDispatch(ctx); err != nil {
+	n, err := r.lockDispatch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer r.Unlock()
+	defer r.unlockDispatch(n)
 
 	// The ledger derives the created container from the container as the
 	// runtime sent it, which merging the replies edits in place.
@@ -64,7 +65,7 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 	result.forwardEvictions = r.forwardEvictions
 	validate := newValidationRequest(req, plugins)
 
-	err := r.relay(ctx, plugins, api.Event_CREATE_CONTAINER, req, func(p *plugin, rpl any) error {
+	err = r.relay(ctx, plugins, api.Event_CREATE_CONTAINER, req, func(p *plugin, rpl any) error {
 		return result.apply(rpl, p.name())
 	})
 	var rsp *CreateContainerResponse
@@ -93,14 +94,15 @@ func (r *Adaptation) PostStartContainer(ctx context.Context, req *PostStartConta
 
 // UpdateContainer relays the event to plugins and merges the updates they ask for.
 func (r *Adaptation) UpdateContainer(ctx context.Context, req *UpdateContainerRequest) (*UpdateContainerResponse, error) {
-	if err := r.lockDispatch(ctx); err != nil {
+	n, err := r.lockDispatch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer r.Unlock()
+	defer r.unlockDispatch(n)
 
 	result := collectUpdateContainerResult(req)
 	result.forwardEvictions = r.forwardEvictions
-	err := r.relay(ctx, r.reg.active(), api.Event_UPDATE_CONTAINER, req, func(p *plugin, rpl any) error {
+	err = r.relay(ctx, r.reg.active(), api.Event_UPDATE_CONTAINER, req, func(p *plugin, rpl any) error {
 		return result.apply(rpl, p.name())
 	})
 	if err != nil {
@@ -116,13 +118,14 @@ func (r *Adaptation) PostUpdateContainer(ctx context.Context, req *PostUpdateCon
 
 // StopContainer relays the event to plugins and merges the updates they ask for.
 func (r *Adaptation) StopContainer(ctx context.Context, req *StopContainerRequest) (*StopContainerResponse, error) {
-	if err := r.lockDispatch(ctx); err != nil {
+	n, err := r.lockDispatch(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer r.Unlock()
+	defer r.unlockDispatch(n)
 
 	result := collectStopContainerResult()
-	err := r.relay(ctx, r.reg.active(), api.Event_STOP_CONTAINER, req, func(p *plugin, rpl any) error {
+	err = r.relay(ctx, r.reg.active(), api.Event_STOP_CONTAINER, req, func(p *plugin, rpl any) error {
 		return result.apply(rpl, p.name())
 	})
 	if err != nil {
@@ -138,10 +141,11 @@ func (r *Adaptation) RemoveContainer(ctx context.Context, req *RemoveContainerRe
 
 // notify relays an event whose responses carry nothing to merge.
 func (r *Adaptation) notify(ctx context.Context, event api.Event, req any) error {
-	if err := r.lockDispatch(ctx); err != nil {
+	n, err := r.lockDispatch(ctx)
+	if err != nil {
 		return err
 	}
-	defer r.Unlock()
+	defer r.unlockDispatch(n)
 	if r.fanOut {
 		return r.fanOutRelay(ctx, r.reg.active(), event, req)
 	}

@@ -21,19 +21,27 @@ package adaptation
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
+// hold orders events and holders first come, first served: each takes a
+// number on arrival; an event waits only for the holders that came before
+// it, and a holder waits for the events that came before it to end. So an
+// event waits at most for the holds queued when it arrived, however many
+// queue after it.
 type hold struct {
 	mu       sync.Mutex
-	queue    []*holdTicket // holders, in arrival order; the first one holds
-	released chan struct{} // closed when the queue empties; nil while empty
+	next     uint64
+	holders  []*holdTicket // queued or holding, in arrival order
+	events   []uint64      // numbers of the events waiting or in flight, ascending
+	changed  chan struct{} // closed on a change a waiter may wait for; nil if nobody waits
 	deferred []deferredUpdate
 }
 
-// holdTicket is not zero-sized: pointers to zero-sized values need not differ.
+// holdTicket is a holder's place in the queue.
 type holdTicket struct {
-	turn chan struct{} // closed when this ticket holds
+	id uint64
 }
 
 type deferredUpdate struct {
@@ -41,39 +49,57 @@ type deferredUpdate struct {
 	updates []*ContainerUpdate
 }
 
-// enqueue queues a holder without waiting: from now on no event starts
-// before the ticket is released.
+func (h *hold) waitC() chan struct{} {
+	if h.changed == nil {
+		h.changed = make(chan struct{})
+	}
+	return h.changed
+}
+
+func (h *hold) broadcast() {
+	if h.changed != nil {
+		close(h.changed)
+		h.changed = nil
+	}
+}
+
+// wait waits for the next change, or ctx; h.mu is held.
+func (h *hold) wait(ctx context.Context) error {
+	ch := h.waitC()
+	h.mu.Unlock()
+	defer h.mu.Lock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// enqueue queues a holder without waiting: from now on no event that
+// arrives starts before the ticket is released.
 func (h *hold) enqueue() *holdTicket {
-	t := &holdTicket{turn: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.queue = append(h.queue, t)
-	if len(h.queue) == 1 {
-		close(t.turn)
-		h.released = make(chan struct{})
-	}
+	h.next++
+	t := &holdTicket{id: h.next}
+	h.holders = append(h.holders, t)
 	return t
 }
 
-// waiting returns a channel to wait on if the hold is queued or held, nil
-// otherwise.
-func (h *hold) waiting() <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.released
-}
-
-// acquire waits for t's turn and then for the event in flight to end, or
-// gives up (releasing t) when ctx is done.
+// acquire waits until t is the first holder and the events that arrived
+// before it have ended, or gives up (releasing t) when ctx is done.
 func (r *Adaptation) acquire(ctx context.Context, t *holdTicket) error {
-	select {
-	case <-t.turn:
-	case <-ctx.Done():
-		r.release(t)
-		return ctx.Err()
+	h := &r.hold
+	h.mu.Lock()
+	for h.holders[0] != t || len(h.events) > 0 && h.events[0] < t.id {
+		if err := h.wait(ctx); err != nil {
+			h.mu.Unlock()
+			r.release(t)
+			return err
+		}
 	}
-	r.Lock() // the event in flight, if any, is over; none starts
-	r.Unlock()
+	h.mu.Unlock()
 	return nil
 }
 
@@ -82,20 +108,10 @@ func (r *Adaptation) acquire(ctx context.Context, t *holdTicket) error {
 func (r *Adaptation) release(t *holdTicket) {
 	h := &r.hold
 	h.mu.Lock()
-	for i, q := range h.queue {
-		if q != t {
-			continue
-		}
-		h.queue = append(h.queue[:i], h.queue[i+1:]...)
-		if i == 0 && len(h.queue) > 0 {
-			close(h.queue[0].turn)
-		}
-		break
-	}
+	h.holders = slices.DeleteFunc(h.holders, func(q *holdTicket) bool { return q == t })
+	h.broadcast()
 	var deferred []deferredUpdate
-	if len(h.queue) == 0 && h.released != nil {
-		close(h.released)
-		h.released = nil
+	if len(h.holders) == 0 {
 		deferred, h.deferred = h.deferred, nil
 	}
 	h.mu.Unlock()
@@ -113,36 +129,54 @@ func (r *Adaptation) release(t *holdTicket) {
 	}()
 }
 
-// deferUpdate keeps a plugin's updates for the release if the hold is
-// queued or held, and tells whether it did.
+// deferUpdate keeps a plugin's updates for the release if a hold is queued
+// or held, and tells whether it did.
 func (h *hold) deferUpdate(p *plugin, updates []*ContainerUpdate) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.released == nil {
+	if len(h.holders) == 0 {
 		return false
 	}
 	h.deferred = append(h.deferred, deferredUpdate{p: p, updates: updates})
 	return true
 }
 
-// lockDispatch takes the adaptation's lock for an event once no hold is
-// queued or held. A hold is bounded by the request timeouts of its round
-// trips; the event gives up only if its own context ends.
-func (r *Adaptation) lockDispatch(ctx context.Context) error {
-	for {
-		c := r.hold.waiting()
-		if c == nil {
-			r.Lock()
-			if r.hold.waiting() == nil {
-				return nil
-			}
-			r.Unlock()
-			continue
+// lockDispatch takes the adaptation's lock for an event once the holds that
+// came before it are over; unlockDispatch(n) ends the event. A hold is
+// bounded by the request timeouts of its round trips; the event gives up
+// only if its own context ends.
+func (r *Adaptation) lockDispatch(ctx context.Context) (uint64, error) {
+	h := &r.hold
+	h.mu.Lock()
+	h.next++
+	n := h.next
+	h.events = append(h.events, n)
+	for len(h.holders) > 0 && h.holders[0].id < n {
+		if err := h.wait(ctx); err != nil {
+			h.done(n)
+			h.mu.Unlock()
+			return 0, err
 		}
-		select {
-		case <-c:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	}
+	h.mu.Unlock()
+	r.Lock()
+	return n, nil
+}
+
+func (r *Adaptation) unlockDispatch(n uint64) {
+	r.Unlock()
+	h := &r.hold
+	h.mu.Lock()
+	h.done(n)
+	h.mu.Unlock()
+}
+
+// done forgets event n; h.mu is held.
+func (h *hold) done(n uint64) {
+	if i := slices.Index(h.events, n); i >= 0 {
+		h.events = slices.Delete(h.events, i, i+1)
+	}
+	if len(h.holders) > 0 {
+		h.broadcast()
 	}
 }

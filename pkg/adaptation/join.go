@@ -177,7 +177,7 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 	if err != nil {
 		return nil, err
 	}
-	more, err := g.switchTo(ctx, p, cur)
+	more, err := g.switchTo(ctx, p, cur, takeover)
 	return append(updates, more...), err
 }
 
@@ -186,7 +186,7 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 // in the switch's hold), and then switches to it.
 func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
 	if !p.deltaSync() {
-		return g.switchTo(ctx, p, nil)
+		return g.switchTo(ctx, p, nil, takeover)
 	}
 	pods, ctrs, cur, ok := g.r.ledger.snapshot()
 	if !ok {
@@ -206,7 +206,7 @@ func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.
 	if err != nil {
 		return nil, err
 	}
-	more, err := g.switchTo(ctx, p, cur)
+	more, err := g.switchTo(ctx, p, cur, takeover)
 	return append(updates, more...), err
 }
 
@@ -233,13 +233,18 @@ func (g *registry) takeoverFrom(p *plugin) *api.Takeover {
 		return nil
 	}
 	if a := s.active; a != nil {
-		return &api.Takeover{PredecessorVersion: a.version, PredecessorInstance: a.instance, PredecessorGeneration: a.generation,
-			PredecessorPod: a.podIdentity()}
+		return a.asPredecessor()
 	}
 	if len(g.legacyVictims(p)) > 0 {
 		return &api.Takeover{}
 	}
 	return nil
+}
+
+// asPredecessor describes p for its successor's Takeover. g.mu is held.
+func (p *plugin) asPredecessor() *api.Takeover {
+	return &api.Takeover{PredecessorVersion: p.version, PredecessorInstance: p.instance, PredecessorGeneration: p.generation,
+		PredecessorPod: p.podIdentity()}
 }
 
 // pending tells whether p is still waiting to become active in its slot.

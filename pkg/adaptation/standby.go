@@ -10,6 +10,7 @@ package adaptation
 // over from the reactivated instance when its own switch comes.
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -112,26 +113,34 @@ func (g *registry) reactivateHeld(p, lost *plugin, resume *cursor, t *holdTicket
 	if !ok {
 		return errDisplaced
 	}
-	// An instance without delta rounds stood by only in its successor's
-	// hold, where nothing changed.
-	var updates []*api.ContainerUpdate
-	if p.deltaSync() && (!d.empty() || g.keepsStandby(p)) {
-		var err error
-		if updates, err = p.synchronizeDelta(ctx, d, takeover); err != nil {
-			return err
-		}
-	}
-	if err := g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor left"); err != nil {
+	// Active from here, as a switch's successor is (switch.go): a candidate
+	// registering meanwhile takes over from it.
+	sw, err := g.swap(p)
+	if err != nil {
 		return err
 	}
-	sw, err := g.swap(p)
-	if err == nil {
-		_, err = g.activated(sw)
+	err = g.reactivationRounds(ctx, p, lost, d, takeover)
+	if err != nil {
+		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
+		return err
 	}
-	if err == nil {
+	_, err = g.activated(sw)
+	return err
+}
+
+// reactivationRounds tells a reactivated standby what changed while it
+// stood by, in a round marked as a reactivation (an instance without delta
+// rounds stood by only in its successor's hold, where nothing changed), and
+// that it is active again.
+func (g *registry) reactivationRounds(ctx context.Context, p, lost *plugin, d *delta, takeover *api.Takeover) error {
+	if p.deltaSync() {
+		updates, err := p.synchronizeDelta(ctx, d, takeover)
+		if err != nil {
+			return err
+		}
 		g.applyUpdatesLater(p, updates)
 	}
-	return err
+	return g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor left")
 }
 
 // applyUpdatesLater applies updates once the hold is released.

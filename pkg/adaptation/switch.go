@@ -33,8 +33,9 @@ import (
 )
 
 // switchTo makes p the active instance of its slot; cur, if set, is where
-// p's knowledge of the runtime's state ends.
-func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor) ([]*api.ContainerUpdate, error) {
+// p's knowledge of the runtime's state ends, and named the predecessor its
+// rounds so far named.
+func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
 	r := g.r
 	r.at(pointSwitch)
 	if !p.handsOver() { // as upstream: added between two events
@@ -56,7 +57,7 @@ func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor) ([]*api
 	if err != nil {
 		return nil, err
 	}
-	updates, err := g.lastRound(ctx, p, cur)
+	updates, err := g.lastRound(ctx, sw, cur, named)
 	if err == nil {
 		err = g.tell(ctx, p, sw.from)
 	}
@@ -158,20 +159,38 @@ func (g *registry) holdFor(p *plugin) *holdTicket {
 
 // lastRound brings p up to date in the hold: what changed since cur, or, for
 // an instance without delta rounds that joins from the ledger, its one full
-// round.
-func (g *registry) lastRound(ctx context.Context, p *plugin, cur *cursor) ([]*api.ContainerUpdate, error) {
-	if cur != nil {
-		updates, _, err := g.catchUp(ctx, p, cur)
-		return updates, err
+// round. If the instance it replaces is not the one its rounds named (that
+// one was lost and its standby reactivated meanwhile), the round names it.
+func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
+	p := sw.to
+	var takeover *api.Takeover
+	if sw.from != nil {
+		g.mu.Lock()
+		takeover = sw.from.asPredecessor()
+		g.mu.Unlock()
 	}
-	if !p.fromLedger {
+	changed := takeover != nil && named.GetPredecessorInstance() != takeover.GetPredecessorInstance()
+	switch {
+	case cur != nil:
+		d, ok := cur.since()
+		if !ok {
+			return nil, fmt.Errorf("its record of the runtime's state was closed")
+		}
+		if d.empty() && !changed {
+			return nil, nil
+		}
+		if !changed {
+			takeover = nil
+		}
+		return p.synchronizeDelta(ctx, d, takeover)
+	case !p.fromLedger:
 		return nil, nil // synchronized under the gate: no event passed it but exits, as upstream
 	}
 	pods, ctrs, ok := g.r.ledger.state()
 	if !ok {
 		return nil, fmt.Errorf("the runtime's state is not recorded")
 	}
-	return p.synchronize(ctx, pods, ctrs, g.takeoverFrom(p))
+	return p.synchronize(ctx, pods, ctrs, takeover)
 }
 
 // tell carries out a switch's notices in the order a plugin that keeps state
