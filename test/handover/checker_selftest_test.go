@@ -219,8 +219,11 @@ var _ = Describe("The exactly-once checker", Label("checker"), func() {
 		Entry("an event the runtime never dispatched", func(in *runInput) {
 			in.Instances[1].Lines = append(in.Instances[1].Lines, evLine(99))
 		}, "never dispatched"),
-		Entry("an event dispatched before the instance existed", func(in *runInput) {
+		Entry("an event dispatched before the instance existed, not held for its switch", func(in *runInput) {
+			// B handles 11, begun before it started; A handles the later 12.
 			in.Instances[1].StartedAfter = 12
+			in.Instances[1].Lines = withoutSeq(in.Instances[1].Lines, 12)
+			in.Instances[0].Lines = insertBefore(in.Instances[0].Lines, record.Shutdown, evLine(12))
 		}, "before the instance was started"),
 		Entry("an older instance handling events after the newer was confirmed active", func(in *runInput) {
 			in.Instances[1].ActiveBy = []uint64{5}

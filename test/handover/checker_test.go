@@ -105,6 +105,12 @@ func checkExactlyOnce(in runInput) *verdict {
 
 	// Each plugin's own record.
 	handlers := map[uint64][]int{}
+	type earlyEvent struct {
+		inst int
+		ev   string
+		seq  uint64
+	}
+	var early []earlyEvent
 	react := make([]int, len(in.Instances))
 	lastRecorded := make([]uint64, len(in.Instances))
 	for i, inst := range in.Instances {
@@ -160,10 +166,22 @@ func checkExactlyOnce(in runInput) *verdict {
 					bad("%s handled %s seq %d after it was told to shut down", name(i), l.Ev, l.Seq)
 				}
 				if l.Seq <= inst.StartedAfter {
-					bad("%s handled %s seq %d, dispatched before the instance was started (after seq %d)",
-						name(i), l.Ev, l.Seq, inst.StartedAfter)
+					early = append(early, earlyEvent{i, l.Ev, l.Seq})
 				}
 				handlers[l.Seq] = append(handlers[l.Seq], i)
+			}
+		}
+	}
+	// An event the runtime began before an instance started may reach it
+	// only if it waited for that instance's switch (the dispatch is held
+	// for a switch): then no other instance handled an event the runtime
+	// began after it and before the instance started.
+	for _, e := range early {
+		for s := e.seq + 1; s <= in.Instances[e.inst].StartedAfter; s++ {
+			if slices.ContainsFunc(handlers[s], func(j int) bool { return j != e.inst }) {
+				bad("%s handled %s seq %d, dispatched before the instance was started (after seq %d), and %s handled the later seq %d",
+					name(e.inst), e.ev, e.seq, in.Instances[e.inst].StartedAfter, name(handlers[s][0]), s)
+				break
 			}
 		}
 	}
@@ -291,7 +309,7 @@ func checkExactlyOnce(in runInput) *verdict {
 				// reactivated after prevOwner and superseded again before it
 				// handled an event.
 				if pred, ok := takeoverOf(in.Instances[r.owner]); ok && pred != in.Instances[prevOwner].ID &&
-					!reactivatedAfter(in, pred, in.Instances[prevOwner].ID) {
+					!reactivatedAfter(in, pred, in.Instances[prevOwner].ID) && !switchedToAfter(in, pred, in.Instances[prevOwner].ID, runsOf) {
 					bad("%s took over from %s at seq %d, but its Synchronize named %q as its predecessor",
 						name(r.owner), name(prevOwner), r.from, pred)
 				}
@@ -390,18 +408,36 @@ func restOfOperation(events []testruntime.Event, seq uint64) uint64 {
 // standby) by a successor that died: the switch happened, the successor
 // died before it handled any event, and the plugin was absent from then on.
 func succeededByDead(in runInput, i int) bool {
-	died := map[string]bool{}
-	for _, inst := range in.Instances {
-		if inst.Died {
-			died[inst.ID] = true
-		}
+	return succeededByDeadFrom(in, i, len(in.Instances))
+}
+
+// succeededByDeadFrom follows successors that handled no event (a switch
+// queued behind another switch's hold), at most depth of them.
+func succeededByDeadFrom(in runInput, i, depth int) bool {
+	byID := map[string]int{}
+	for j, inst := range in.Instances {
+		byID[inst.ID] = j
 	}
 	for _, l := range in.Instances[i].Lines {
 		d := details(l.Detail)
+		var succ string
 		switch {
-		case l.Ev == record.Shutdown && d["reason"] == "SHUTDOWN_REASON_SUPERSEDED" && died[d["succ"]]:
+		case l.Ev == record.Shutdown && d["reason"] == "SHUTDOWN_REASON_SUPERSEDED":
+			succ = d["succ"]
+		case l.Ev == record.RoleChange && d["role"] == "STANDBY":
+			succ = d["peer"]
+		default:
+			continue
+		}
+		j, ok := byID[succ]
+		if !ok {
+			continue
+		}
+		if in.Instances[j].Died {
 			return true
-		case l.Ev == record.RoleChange && d["role"] == "STANDBY" && died[d["peer"]]:
+		}
+		handled := slices.ContainsFunc(in.Instances[j].Lines, func(l record.Line) bool { return isEvent(l.Ev) })
+		if !handled && depth > 0 && succeededByDeadFrom(in, j, depth-1) {
 			return true
 		}
 	}
@@ -421,6 +457,19 @@ func reactivatedAfter(in runInput, id, lost string) bool {
 			if d := details(l.Detail); l.Ev == record.Synchronize && d["react"] == "true" && d["pred"] == lost {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// switchedToAfter tells whether the instance id took over from lost and was
+// superseded before it handled an event: two switches with no event between
+// them (each switch holds the dispatch; the second queued during the first).
+func switchedToAfter(in runInput, id, lost string, runsOf map[int]int) bool {
+	for i, inst := range in.Instances {
+		if inst.ID == id {
+			pred, ok := takeoverOf(inst)
+			return ok && pred == lost && runsOf[i] == 0
 		}
 	}
 	return false
