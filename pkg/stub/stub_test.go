@@ -3,6 +3,7 @@ package stub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	stdnet "net"
@@ -677,13 +678,71 @@ func (roundPlugin) SynchronizeRound(context.Context, *SyncInfo, []*api.PodSandbo
 
 // Delta rounds are asked for only by an opted-in plugin that implements
 // SynchronizeRoundInterface.
-// TestHandoverKillSwitchRejectsBadValues: a value other than on or off is
-// a clear error from New, not a silent guess.
-func TestHandoverKillSwitchRejectsBadValues(t *testing.T) {
-	t.Setenv(HandoverEnvVar, "no")
-	_, err := New(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), WithHandover())
-	if err == nil || !strings.Contains(err.Error(), `$NRI_PLUGIN_HANDOVER="no": want on or off`) {
-		t.Fatalf("New with $%s=no: %v, want an error naming the variable and its values", HandoverEnvVar, err)
+// TestHandoverEnvSpellings: $NRI_PLUGIN_HANDOVER takes the usual boolean
+// spellings in any case, empty means unset (on), and anything else is an
+// error from New naming the variable and the accepted values.
+func TestHandoverEnvSpellings(t *testing.T) {
+	const on, off, bad = "on", "off", "error"
+	for _, tc := range []struct {
+		value string
+		unset bool
+		want  string
+	}{
+		{unset: true, want: on},
+		{value: "", want: on},
+		{value: "on", want: on},
+		{value: "ON", want: on},
+		{value: "true", want: on},
+		{value: "True", want: on},
+		{value: "1", want: on},
+		{value: "yes", want: on},
+		{value: "YES", want: on},
+		{value: " on ", want: on},
+		{value: "off", want: off},
+		{value: "OFF", want: off},
+		{value: "false", want: off},
+		{value: "FALSE", want: off},
+		{value: "0", want: off},
+		{value: "no", want: off},
+		{value: "No", want: off},
+		{value: "disabled", want: bad},
+		{value: "2", want: bad},
+		{value: "of", want: bad},
+	} {
+		name := fmt.Sprintf("%q", tc.value)
+		if tc.unset {
+			name = "unset"
+		}
+		t.Run(name, func(t *testing.T) {
+			if tc.unset {
+				t.Setenv(HandoverEnvVar, "") // restored after the test
+				os.Unsetenv(HandoverEnvVar)
+			} else {
+				t.Setenv(HandoverEnvVar, tc.value)
+			}
+			s, err := newStub(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), WithHandover())
+			switch tc.want {
+			case bad:
+				if err == nil {
+					t.Fatalf("New with $%s=%q succeeded, want an error", HandoverEnvVar, tc.value)
+				}
+				for _, want := range []string{HandoverEnvVar, fmt.Sprintf("%q", tc.value), "on/off", "true/false", "1/0", "yes/no"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not say %q", err, want)
+					}
+				}
+			case on, off:
+				if err != nil {
+					t.Fatalf("New with $%s=%q: %v", HandoverEnvVar, tc.value, err)
+				}
+				if got := s.handover; got != (tc.want == on) {
+					t.Errorf("handover %v, want %s", got, tc.want)
+				}
+				if got := s.handoverOff; got != (tc.want == off) {
+					t.Errorf("turned off %v, want %s", got, tc.want)
+				}
+			}
+		})
 	}
 }
 
