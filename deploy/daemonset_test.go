@@ -155,20 +155,6 @@ var checks = []struct {
 		return nil
 	}},
 
-	// The DaemonSet controller counts a node available by its oldest pod until
-	// the new one has been Ready for minReadySeconds: an old pod unready at
-	// the switch made the node unavailable (make e2e-kubernetes).
-	{"the old pod stays Ready after it handed over", func(p *plugin) error {
-		v, err := p.arg("ready-after-handover")
-		if err != nil {
-			return err
-		}
-		if v != "true" {
-			return fmt.Errorf("-ready-after-handover=%s, want true", v)
-		}
-		return nil
-	}},
-
 	{"no host network and no host ports, so two pods run side by side", func(p *plugin) error {
 		if p.pod.HostNetwork {
 			return errors.New("hostNetwork: the surge pod could not bind the old pod's ports")
@@ -326,7 +312,6 @@ func TestChecksCatchBrokenManifests(t *testing.T) {
 		{"resources are requested and memory is limited", "cpu: 10m", "cpu: 0m"},
 		{"terminationGracePeriodSeconds fits the shutdown timeout", "terminationGracePeriodSeconds: 15", "terminationGracePeriodSeconds: 5"},
 		{"the plugin version is the image's tag", "-version=v0.1.0", "-version=v0.2.0"},
-		{"the old pod stays Ready after it handed over", "-ready-after-handover=true", "-ready-after-handover=false"},
 	} {
 		t.Run(tc.check+": "+tc.new, func(t *testing.T) {
 			bad := bytes.Replace(good, []byte(tc.old), []byte(tc.new), 1)

@@ -159,7 +159,7 @@ func WithReadyFile(path string) Option {
 }
 
 // WithExitOnSuperseded makes Run return as soon as the runtime reports that
-// another instance took over. By default Run keeps blocking, not ready,
+// another instance took over. By default Run keeps blocking, serving no events,
 // until its context is cancelled or Stop is called: a process that exits
 // would be restarted by its supervisor and come back only to be refused.
 func WithExitOnSuperseded() Option {

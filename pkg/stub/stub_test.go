@@ -314,15 +314,86 @@ func TestReadinessFollowsRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	recv(t, p.roleC, "role change")
-	assertReady(t, s, readyz.URL, file, false)
+	assertHandedOver(t, s, readyz.URL, file, "standby")
 
-	// A plugin refusing activation stays not ready and the runtime hears why.
+	// A plugin refusing activation stays a standby and the runtime hears why.
 	p.roleErr = errTest
 	if err := rt.role(api.PluginRole_PLUGIN_ROLE_ACTIVE); err == nil {
 		t.Fatal("refused activation reported as success")
 	}
 	recv(t, p.roleC, "role change")
-	assertReady(t, s, readyz.URL, file, false)
+	assertHandedOver(t, s, readyz.URL, file, "standby")
+}
+
+// assertHandedOver: the instance is not the active one (Ready, the ready
+// file), but its readinessProbe answers 200 and says it handed over.
+func assertHandedOver(t *testing.T, s HandoverStub, url, file, why string) {
+	t.Helper()
+	if s.Ready() {
+		t.Error("Ready() = true for an instance that handed over")
+	}
+	if _, err := os.Stat(file); file != "" && err == nil {
+		t.Error("the ready file, which marks the active instance, exists after the handover")
+	}
+	rsp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(rsp.Body)
+	rsp.Body.Close()
+	if rsp.StatusCode != http.StatusOK || !strings.Contains(string(body), "handed over") || !strings.Contains(string(body), why) {
+		t.Errorf("readyz after the handover: %d %q, want 200 saying it handed over (%s)", rsp.StatusCode, body, why)
+	}
+}
+
+// TestReadyzAfterHandover: a superseded instance held by Run keeps its
+// readinessProbe at 200 (the DaemonSet counts the node available by its
+// oldest pod), saying it serves no events, until it is stopped; one that
+// exits on supersession does not.
+func TestReadyzAfterHandover(t *testing.T) {
+	for _, stop := range []string{"Stop", "context"} {
+		t.Run(stop, func(t *testing.T) {
+			p := newTestPlugin()
+			s, rt := newTestStub(t, p, WithHandover())
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			errC := runStub(t, s, ctx)
+			readyz := httptest.NewServer(s.ReadyzHandler())
+			defer readyz.Close()
+			rt.connect(true)
+			if err := rt.role(api.PluginRole_PLUGIN_ROLE_ACTIVE); err != nil {
+				t.Fatal(err)
+			}
+			recv(t, p.roleC, "role change")
+			assertReady(t, s, readyz.URL, "", true)
+
+			supersede(t, rt)
+			eventually(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.cur.closed }, "connection closed")
+			assertHandedOver(t, s, readyz.URL, "", "successor")
+
+			if stop == "Stop" {
+				s.Stop()
+			} else {
+				cancel()
+			}
+			if err := recv(t, errC, "Run"); !errors.Is(err, ErrSuperseded) {
+				t.Fatalf("Run: %v", err)
+			}
+			assertReady(t, s, readyz.URL, "", false)
+		})
+	}
+	t.Run("WithExitOnSuperseded", func(t *testing.T) {
+		s, rt := newTestStub(t, newTestPlugin(), WithHandover(), WithExitOnSuperseded())
+		errC := runStub(t, s, context.Background())
+		readyz := httptest.NewServer(s.ReadyzHandler())
+		defer readyz.Close()
+		rt.connect(true)
+		supersede(t, rt)
+		if err := recv(t, errC, "Run"); !errors.Is(err, ErrSuperseded) {
+			t.Fatalf("Run: %v", err)
+		}
+		assertReady(t, s, readyz.URL, "", false)
+	})
 }
 
 func assertReady(t *testing.T, s HandoverStub, url, file string, want bool) {
@@ -330,9 +401,11 @@ func assertReady(t *testing.T, s HandoverStub, url, file string, want bool) {
 	if s.Ready() != want {
 		t.Errorf("Ready() = %v, want %v", s.Ready(), want)
 	}
-	_, err := os.Stat(file)
-	if exists := err == nil; exists != want {
-		t.Errorf("ready file exists = %v, want %v (%v)", exists, want, err)
+	if file != "" {
+		_, err := os.Stat(file)
+		if exists := err == nil; exists != want {
+			t.Errorf("ready file exists = %v, want %v (%v)", exists, want, err)
+		}
 	}
 	rsp, err := http.Get(url)
 	if err != nil {
