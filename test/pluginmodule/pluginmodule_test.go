@@ -110,6 +110,9 @@ func TestPluginModuleHandover(t *testing.T) {
 	if out := mustGo(t, dir, "run", "github.com/nri-handover/nri/cmd/nri-depcheck", "./..."); !strings.Contains(out, "ok") {
 		t.Errorf("nri-depcheck: %q", out)
 	}
+	// deploy/README.md's image recipe: vendored, the module builds alone.
+	mustGo(t, dir, "mod", "vendor")
+	mustGo(t, dir, "build", "-mod=vendor", "-o", "myplugin", ".")
 	bin := filepath.Join(dir, "myplugin")
 
 	rt, err := testruntime.New()
