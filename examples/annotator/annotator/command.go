@@ -143,6 +143,10 @@ func Main(args []string, opts ...Option) int {
 		log.Info("annotator: superseded", "successor", peerName(sd.SuccessorVersion, sd.SuccessorInstance), "exit", code)
 	case code == exitOK:
 		log.Info("annotator: stopped", "exit", code)
+	case errors.Is(err, stub.ErrRegistrationRejected):
+		// The runtime's decision, not a fault of this process: typically a
+		// superseded pod whose container restarted before its deletion.
+		log.Warn("annotator: refused by the runtime", "error", err, "exit", code)
 	default:
 		log.Error("annotator: stopped", "error", err, "exit", code)
 	}
