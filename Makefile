@@ -213,15 +213,18 @@ e2e-docker:
 e2e-kubernetes:
 	timeout -k 60 2700 test/realkube/run.sh
 
-# check-deploy: deploy/daemonset.yaml decodes strictly into k8s.io/api types
-# and has every property a surging rollout needs (deploy/daemonset_test.go).
+# check-deploy: deploy/daemonset.yaml, or another plugin's DaemonSet with
+# MANIFEST=path (relative to this directory, or absolute), decodes strictly
+# into k8s.io/api types and has every property a surging rollout needs
+# (deploy/daemonset_test.go).
 # deploy/ is a module of its own (like hack/tools/buf.mod for buf) so that
 # k8s.io/api never reaches the library's requirements; it uses the library
 # from this checkout (replace ../), so after a dependency change of pkg/stub
 # or api run `cd deploy && GOWORK=off go mod tidy`.
+MANIFEST ?=
 .PHONY: check-deploy
 check-deploy:
-	cd deploy && GOWORK=off $(GO) test ./...
+	cd deploy && MANIFEST="$(if $(MANIFEST),$(abspath $(MANIFEST)))" GOWORK=off $(GO) test ./...
 
 # model checks the models of the handover protocol (hack/model/handover.pml
 # and issue 17's legacy.pml, notice.pml, drain.pml, grace.pml) with spin:

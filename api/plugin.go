@@ -39,11 +39,11 @@ func ParsePluginName(name string) (string, string, error) {
 // form that sorts the same lexically and numerically.
 func CheckPluginIndex(idx string) error {
 	if len(idx) != 2 {
-		return fmt.Errorf("invalid plugin index %q: must be exactly 2 digits", idx)
+		return fmt.Errorf("invalid plugin index %q: want two digits, 00 to 99", idx)
 	}
 	for i := range len(idx) {
 		if idx[i] < '0' || idx[i] > '9' {
-			return fmt.Errorf("invalid plugin index %q: not of the form [0-9][0-9]", idx)
+			return fmt.Errorf("invalid plugin index %q: want two digits, 00 to 99", idx)
 		}
 	}
 	return nil

@@ -1,8 +1,11 @@
-// Package deploy_test checks deploy/daemonset.yaml: it decodes strictly into
-// k8s.io/api types (an unknown or misspelt field fails) and checks, one
-// subtest each, every property a surging rollout of a handover plugin needs.
-// TestChecksCatchBrokenManifests proves that each check fails on a manifest
-// that lacks its property.
+// Package deploy_test checks deploy/daemonset.yaml, or the manifest $MANIFEST
+// names (make check-deploy MANIFEST=path, for another plugin's DaemonSet): it
+// decodes strictly into k8s.io/api types (an unknown or misspelt field
+// fails) and checks, one subtest each, every property a surging rollout of a
+// handover plugin needs. The annotator's flags (-readyz-addr, -socket,
+// -state-file, -shutdown-timeout, -version) are checked where a manifest
+// passes them. TestChecksCatchBrokenManifests proves that each check fails
+// on a manifest that lacks its property.
 package deploy_test
 
 import (
@@ -28,7 +31,16 @@ import (
 	"github.com/nri-handover/nri/pkg/stub"
 )
 
-const manifest = "daemonset.yaml"
+// manifestEnv names a manifest to check instead of daemonset.yaml.
+const manifestEnv = "MANIFEST"
+
+// manifest is the manifest under test, and whether it is this directory's.
+func manifest() (string, bool) {
+	if m := os.Getenv(manifestEnv); m != "" {
+		return m, false
+	}
+	return "daemonset.yaml", true
+}
 
 // plugin is the DaemonSet, the plugin's container and its command line.
 type plugin struct {
@@ -71,13 +83,14 @@ func decode(b []byte) (*plugin, error) {
 
 func load(t *testing.T) ([]byte, *plugin) {
 	t.Helper()
-	b, err := os.ReadFile(manifest)
+	file, _ := manifest()
+	b, err := os.ReadFile(file)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("$%s: %v", manifestEnv, err)
 	}
 	p, err := decode(b)
 	if err != nil {
-		t.Fatalf("%s: %v", manifest, err)
+		t.Fatalf("%s: %v", file, err)
 	}
 	return b, p
 }
@@ -134,37 +147,21 @@ var checks = []struct {
 		if pr.HTTPGet.Path != "/readyz" || pr.HTTPGet.Host != "" {
 			return fmt.Errorf("probe of %s%s, want /readyz on the pod's IP", pr.HTTPGet.Host, pr.HTTPGet.Path)
 		}
-		addr, err := p.arg("readyz-addr")
-		if err != nil {
-			return err
-		}
-		_, served, err := net.SplitHostPort(addr)
-		if err != nil {
-			return err
-		}
 		port, err := p.containerPort(pr.HTTPGet.Port)
 		if err != nil {
 			return err
 		}
-		if strconv.Itoa(int(port)) != served {
-			return fmt.Errorf("probe port %d, the plugin serves /readyz on %s", port, served)
+		if addr, ok := p.args["readyz-addr"]; ok {
+			_, served, err := net.SplitHostPort(addr)
+			if err != nil {
+				return err
+			}
+			if strconv.Itoa(int(port)) != served {
+				return fmt.Errorf("probe port %d, the plugin serves /readyz on %s", port, served)
+			}
 		}
 		if lp := p.ctr.LivenessProbe; lp != nil && lp.HTTPGet != nil && lp.HTTPGet.Path == "/readyz" {
 			return errors.New("a livenessProbe on /readyz would kill superseded and standby instances")
-		}
-		return nil
-	}},
-
-	// The DaemonSet controller counts a node available by its oldest pod until
-	// the new one has been Ready for minReadySeconds: an old pod unready at
-	// the switch made the node unavailable (make e2e-kubernetes).
-	{"the old pod stays Ready after it handed over", func(p *plugin) error {
-		v, err := p.arg("ready-after-handover")
-		if err != nil {
-			return err
-		}
-		if v != "true" {
-			return fmt.Errorf("-ready-after-handover=%s, want true", v)
 		}
 		return nil
 	}},
@@ -203,9 +200,9 @@ var checks = []struct {
 	}},
 
 	{"the NRI socket directory is mounted from the host", func(p *plugin) error {
-		sock, err := p.arg("socket")
-		if err != nil {
-			return err
+		sock, ok := p.args["socket"]
+		if !ok {
+			sock = api.DefaultSocketPath
 		}
 		hp := p.hostPathAt(path.Dir(sock))
 		if hp == nil {
@@ -218,9 +215,9 @@ var checks = []struct {
 	}},
 
 	{"the state file lives on the host", func(p *plugin) error {
-		file, err := p.arg("state-file")
-		if err != nil {
-			return err
+		file, ok := p.args["state-file"]
+		if !ok {
+			return nil // no state on the host
 		}
 		if p.hostPathAt(path.Dir(file)) == nil {
 			return fmt.Errorf("no writable hostPath volume at %s: the state would die with the pod", path.Dir(file))
@@ -242,17 +239,17 @@ var checks = []struct {
 	}},
 
 	{"terminationGracePeriodSeconds fits the shutdown timeout", func(p *plugin) error {
-		arg, err := p.arg("shutdown-timeout")
-		if err != nil {
-			return err
+		grace := p.pod.TerminationGracePeriodSeconds
+		if grace == nil {
+			return errors.New("no terminationGracePeriodSeconds")
+		}
+		arg, ok := p.args["shutdown-timeout"]
+		if !ok {
+			return nil // the plugin's own bound, if any, is not on its command line
 		}
 		timeout, err := time.ParseDuration(arg)
 		if err != nil {
 			return err
-		}
-		grace := p.pod.TerminationGracePeriodSeconds
-		if grace == nil {
-			return errors.New("no terminationGracePeriodSeconds")
 		}
 		// The plugin's own bound fires before the kubelet's SIGKILL, with a
 		// second to spare for the process to exit.
@@ -268,9 +265,9 @@ var checks = []struct {
 		if i < 0 || strings.Contains(img[i:], "/") {
 			return fmt.Errorf("image %q has no tag", img)
 		}
-		v, err := p.arg("version")
-		if err != nil {
-			return err
+		v, ok := p.args["version"]
+		if !ok {
+			return nil // the stub reports the module version the image was built from
 		}
 		if tag := img[i+1:]; tag != v {
 			return fmt.Errorf("image tag %s, -version %s: the runtime would log and compare the wrong version", tag, v)
@@ -289,6 +286,9 @@ func TestDaemonSet(t *testing.T) {
 		})
 	}
 
+	if _, annotatorManifest := manifest(); !annotatorManifest {
+		return // another plugin: its flags are its own
+	}
 	t.Run("the plugin accepts its arguments", func(t *testing.T) {
 		// An unknown flag or a bad value makes the annotator exit non-zero before
 		// it reaches -h, which exits 0.
@@ -302,6 +302,10 @@ func TestDaemonSet(t *testing.T) {
 // TestChecksCatchBrokenManifests breaks the manifest in one place per check
 // and expects decoding or that check to fail.
 func TestChecksCatchBrokenManifests(t *testing.T) {
+	file, annotatorManifest := manifest()
+	if !annotatorManifest {
+		t.Skipf("$%s=%s: the broken variants are daemonset.yaml's", manifestEnv, file)
+	}
 	good, _ := load(t)
 	for _, tc := range []struct {
 		check    string // "" for decoding
@@ -326,12 +330,11 @@ func TestChecksCatchBrokenManifests(t *testing.T) {
 		{"resources are requested and memory is limited", "cpu: 10m", "cpu: 0m"},
 		{"terminationGracePeriodSeconds fits the shutdown timeout", "terminationGracePeriodSeconds: 15", "terminationGracePeriodSeconds: 5"},
 		{"the plugin version is the image's tag", "-version=v0.1.0", "-version=v0.2.0"},
-		{"the old pod stays Ready after it handed over", "-ready-after-handover=true", "-ready-after-handover=false"},
 	} {
 		t.Run(tc.check+": "+tc.new, func(t *testing.T) {
 			bad := bytes.Replace(good, []byte(tc.old), []byte(tc.new), 1)
 			if bytes.Equal(bad, good) {
-				t.Fatalf("%q not in %s", tc.old, manifest)
+				t.Fatalf("%q not in %s", tc.old, file)
 			}
 			p, err := decode(bad)
 			if tc.check == "" {
@@ -356,11 +359,43 @@ func TestChecksCatchBrokenManifests(t *testing.T) {
 	}
 }
 
-func (p *plugin) arg(name string) (string, error) {
-	if v := p.args[name]; v != "" {
-		return v, nil
+// TestManifestVariable runs TestDaemonSet, in a process of its own, on the
+// manifests of testdata/ through $MANIFEST, as make check-deploy
+// MANIFEST=path does: another plugin's manifest passes, and each broken one
+// fails the check its name says (testdata/bad-<what>.yaml: want in the output).
+func TestManifestVariable(t *testing.T) {
+	if _, annotatorManifest := manifest(); !annotatorManifest {
+		t.Skip("checking $" + manifestEnv + " itself")
 	}
-	return "", fmt.Errorf("no -%s argument", name)
+	for _, tc := range []struct {
+		file string
+		want string // "" to pass, else what the failure says
+	}{
+		{"testdata/other-plugin.yaml", ""},
+		{"testdata/bad-host-network.yaml", "hostNetwork: the surge pod could not bind the old pod's ports"},
+		{"testdata/bad-max-unavailable.yaml", "maxSurge 1, maxUnavailable 1; want 1 and 0"},
+		{"testdata/missing.yaml", "no such file or directory"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			abs, err := filepath.Abs(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestDaemonSet$", "-test.v")
+			cmd.Env = append(os.Environ(), manifestEnv+"="+abs)
+			out, err := cmd.CombinedOutput()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s fails the check: %v\n%s", tc.file, err, out)
+			case tc.want != "" && err == nil:
+				t.Errorf("%s passes the check\n%s", tc.file, out)
+			case tc.want != "" && !strings.Contains(string(out), tc.want):
+				t.Errorf("%s fails without saying %q:\n%s", tc.file, tc.want, out)
+			case tc.want == "" && strings.Contains(string(out), "the plugin accepts its arguments"):
+				t.Errorf("%s: the annotator's flags checked on another plugin's manifest", tc.file)
+			}
+		})
+	}
 }
 
 // hostPathAt returns the hostPath volume mounted writable at dir, if any.

@@ -46,7 +46,7 @@ func main() {
 	flag.IntVar(&cfg.handovers, "handovers", 3,
 		"rollouts in the handover part (at least 1; the first includes the two kill -9 scenarios)")
 	flag.DurationVar(&cfg.grace, "standby-grace", 30*time.Second,
-		"how long a superseded instance stands by (adaptation.WithStandbyGrace)")
+		"how long a superseded instance stands by (adaptation.WithStandbyGrace); 0 is the runtime's default, no standby, and skips the kill of the active instance")
 	flag.StringVar(&cfg.svgPath, "svg", filepath.Join(os.TempDir(), "nri-handover-timeline.svg"),
 		"where to write the SVG timeline")
 	flag.Parse()
@@ -76,8 +76,8 @@ func (c config) validate() error {
 		return errors.New("-duration must be positive")
 	case c.handovers < 1:
 		return errors.New("-handovers must be at least 1")
-	case c.grace <= 0:
-		return errors.New("-standby-grace must be positive (the standby scenario needs a standby)")
+	case c.grace < 0:
+		return errors.New("-standby-grace must be 0 (no standby, the runtime's default) or positive")
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build the example plugin: %w\n%s", err, out)
 	}
-	con.say("traffic: %.0f container creations per second; rollouts with handover: %d; standby grace %s", cfg.rate, cfg.handovers, cfg.grace)
+	con.say("traffic: %.0f container creations per second; rollouts with handover: %d; %s", cfg.rate, cfg.handovers, standbyText(cfg.grace))
 
 	rep := &report{}
 	con.say("")
@@ -109,7 +109,11 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		return nil, err
 	}
 	con.say("")
-	con.say("== 2. With handover (WithStandbyGrace %s): rollouts, a kill -9 mid-handover, a kill -9 of the active instance ==", cfg.grace)
+	if cfg.grace > 0 {
+		con.say("== 2. With handover (WithStandbyGrace %s): rollouts, a kill -9 mid-handover, a kill -9 of the active instance ==", cfg.grace)
+	} else {
+		con.say("== 2. With handover, no standby (the runtime's default): rollouts, a kill -9 mid-handover ==")
+	}
 	if rep.handover, err = runPart(ctx, con, cfg, dir, bin, true); err != nil {
 		return nil, err
 	}
@@ -122,10 +126,20 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	}
 	rep.svg = cfg.svgPath
 	con.say("")
+	con.say("exactly once: the container was created with one instance's stamp; by both: both instances adjusted it, so its")
+	con.say("creation failed; by none: created without any instance's stamp (no instance was active)")
 	con.say("without handover: %s", rep.upstream.verdict)
 	con.say("with handover:    %s", rep.handover.verdict)
 	con.say("timeline: %s", cfg.svgPath)
 	return rep, nil
+}
+
+// standbyText says what the grace means for the handover part.
+func standbyText(grace time.Duration) string {
+	if grace == 0 {
+		return "no standby (-standby-grace=0, the runtime's default): a superseded instance serves no events again"
+	}
+	return fmt.Sprintf("standby grace %s", grace)
 }
 
 func isTerminal(f *os.File) bool {

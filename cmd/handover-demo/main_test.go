@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func TestDemoShort(t *testing.T) {
 	if !v.ok() || v.duplicates != 0 || v.lost != 0 || v.otherFailed != 0 || v.total == 0 {
 		t.Errorf("handover part: %s", v)
 	}
-	if !regexp.MustCompile(`with handover: +handled exactly once: (\d+) of (\d+); duplicates: 0; lost: 0; longest time without an active instance: [0-9.]+ ms`).
+	if !regexp.MustCompile(`with handover: +handled exactly once: (\d+) of (\d+); by both \(creation failed\): 0; by none: 0; longest time without an active instance: [0-9.]+ ms`).
 		Match(out.Bytes()) {
 		t.Errorf("no verdict line in the output")
 	}
@@ -69,6 +70,50 @@ func TestDemoShort(t *testing.T) {
 	for _, want := range []string{"pod-a", "pod-b"} {
 		if !slices.Contains(lanes["false"], want) {
 			t.Errorf("panel without handover has no lane %q: %v", want, lanes["false"])
+		}
+	}
+}
+
+// TestDemoNoStandby: -standby-grace=0, the runtime's default, is accepted
+// and shows handover without a standby: no kill of the active instance, no
+// reactivation, every container handled exactly once; the expected refusal
+// of a superseded instance is no ERROR line, and the verdict says what its
+// numbers are.
+func TestDemoNoStandby(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var out bytes.Buffer
+	rep, err := run(context.Background(), config{rate: 200, duration: 400 * time.Millisecond, handovers: 1,
+		grace: 0, svgPath: filepath.Join(t.TempDir(), "timeline.svg"), out: &out})
+	if err != nil {
+		t.Fatalf("demo with -standby-grace=0 failed: %v\n%s", err, out.String())
+	}
+	t.Log(out.String())
+	if v := rep.handover.verdict; !v.ok() {
+		t.Errorf("handover part without a standby: %s", v)
+	}
+	o := out.String()
+	for _, want := range []string{"no standby", "refused by the runtime, as expected", "by both: both instances adjusted it"} {
+		if !strings.Contains(o, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+	for _, not := range []string{"level=ERROR", "reactivated (ready", "duplicates:"} {
+		if strings.Contains(o, not) {
+			t.Errorf("the output has %q", not)
+		}
+	}
+}
+
+func TestValidateStandbyGrace(t *testing.T) {
+	base := config{rate: 1, duration: time.Second, handovers: 1}
+	for _, tc := range []struct {
+		grace time.Duration
+		ok    bool
+	}{{0, true}, {time.Second, true}, {-time.Second, false}} {
+		c := base
+		c.grace = tc.grace
+		if err := c.validate(); (err == nil) != tc.ok {
+			t.Errorf("-standby-grace=%s: %v", tc.grace, err)
 		}
 	}
 }

@@ -53,6 +53,10 @@ func runPart(ctx context.Context, con *console, cfg config, dir, bin string, han
 	if handover {
 		p.title = "Handover on, with WithStandbyGrace (not the default): rollouts, a successor killed mid-handover, the active instance killed while a standby waits"
 		duration, pauses = cfg.duration, 7+2*(cfg.handovers-1)
+		if cfg.grace == 0 {
+			p.title = "Handover on, no standby (the default): rollouts, a successor killed mid-handover"
+			pauses -= 2
+		}
 	}
 	sub := filepath.Join(dir, fmt.Sprintf("handover-%v", handover))
 	if err := os.MkdirAll(sub, 0o700); err != nil {
@@ -91,7 +95,7 @@ func runPart(ctx context.Context, con *console, cfg config, dir, bin string, han
 	d.w = startWorkload(rt, cfg.rate)
 	stopProgress := d.progress(ctx, p)
 	if handover {
-		err = d.withHandover(a, cfg.handovers)
+		err = d.withHandover(a, cfg.handovers, cfg.grace > 0)
 	} else {
 		err = d.withoutHandover(a)
 	}
@@ -133,11 +137,18 @@ func (d *director) withoutHandover(a *proc) error {
 }
 
 // withHandover: the first rollout is hit by both failures (its successor is
-// killed mid-handover, then the new active instance is killed while the old
-// one stands by); the others are plain rollouts and rollbacks.
-func (d *director) withHandover(a *proc, rollouts int) error {
+// killed mid-handover, then, with a standby, the new active instance is
+// killed while the old one stands by); the others are plain rollouts and
+// rollbacks. Without a standby the second kill is skipped: nothing could
+// take over until the killed container restarts, as without handover.
+func (d *director) withHandover(a *proc, rollouts int, standby bool) error {
 	tl := d.tl
-	steps := []func() error{
+	supersededSays := "pod-a stands by"
+	if !standby {
+		supersededSays = "pod-a is superseded (no standby) and serves no events"
+	}
+	var steps []func() error
+	steps = append(steps,
 		d.dwell,
 		func() error {
 			d.say(markAction, "rollout: pod-b starts next to pod-a: annotator v2 (instance pod-b, generation 2)")
@@ -172,10 +183,12 @@ func (d *director) withHandover(a *proc, rollouts int) error {
 		},
 		d.dwell,
 		func() error {
-			return d.takeOver("pod-b's container restarts (kubelet) and takes over; pod-a stands by", "v2", "pod-b", 2)
+			return d.takeOver("pod-b's container restarts (kubelet) and takes over; "+supersededSays, "v2", "pod-b", 2)
 		},
 		d.dwell,
-		func() error {
+	)
+	if standby {
+		steps = append(steps, func() error {
 			// Between two requests: a request in flight to an instance
 			// that is killed dies with it, and the runtime proceeds
 			// without the plugin as the failure policy says (make soak
@@ -200,11 +213,19 @@ func (d *director) withHandover(a *proc, rollouts int) error {
 			d.con.say("    pod-a reactivated (ready: %v)", a.ready())
 			return nil
 		},
-		d.dwell,
-		func() error {
-			return d.takeOver("pod-b's container restarts again and takes over; pod-a stands by", "v2", "pod-b", 2)
-		},
-		d.dwell,
+			d.dwell,
+			func() error {
+				return d.takeOver("pod-b's container restarts again and takes over; pod-a stands by", "v2", "pod-b", 2)
+			},
+			d.dwell,
+		)
+	} else {
+		steps = append(steps, func() error {
+			d.con.say("  (no standby: the kill -9 of the active instance is skipped; nothing would take over until its container restarts)")
+			return nil
+		})
+	}
+	steps = append(steps,
 		func() error {
 			d.say(markAction, "the DaemonSet controller deletes pod-a (SIGTERM)")
 			a.term()
@@ -214,11 +235,11 @@ func (d *director) withHandover(a *proc, rollouts int) error {
 				return err
 			}
 			again.waitExit()
-			d.con.say("    %s", again.lastLine())
+			d.con.say("    refused by the runtime, as expected (its log: %s)", again.lastLine())
 			return nil
 		},
 		d.dwell,
-	}
+	)
 	for i := 2; i <= rollouts; i++ {
 		prev := podName(i - 1)
 		version, what := "v1", "rollback"

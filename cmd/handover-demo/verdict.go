@@ -56,7 +56,7 @@ func (v verdict) ok() bool {
 }
 
 func (v verdict) String() string {
-	s := fmt.Sprintf("handled exactly once: %d of %d; duplicates: %d; lost: %d", v.once, v.total, v.duplicates, v.lost)
+	s := fmt.Sprintf("handled exactly once: %d of %d; by both (creation failed): %d; by none: %d", v.once, v.total, v.duplicates, v.lost)
 	if v.otherFailed > 0 {
 		s += fmt.Sprintf("; other failures: %d", v.otherFailed)
 	}

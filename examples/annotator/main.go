@@ -6,7 +6,7 @@
 //
 //	annotator [-socket PATH] [-version V] [-instance ID] [-generation N]
 //	          [-ready-file PATH] [-readyz-addr ADDR] [-state-file PATH]
-//	          [-stamp-env] [-shutdown-timeout D] [-ready-after-handover D]
+//	          [-stamp-env] [-shutdown-timeout D]
 //
 // Exit codes: 0 stopped (SIGTERM, also after being superseded), 1 a fault
 // (rejected, timed out, bad flags...), 2 the runtime went away (a restart

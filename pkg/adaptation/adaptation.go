@@ -183,19 +183,21 @@ func (r *Adaptation) Start() error {
 	r.log.Infof(r.ctx, "NRI runtime interface starting up")
 
 	if err := r.startPlugins(); err != nil {
-		r.shutdownAll("runtime failed to start")
+		r.shutdownAll("runtime failed to start", false)
 		return err
 	}
 	if err := r.startListener(); err != nil {
-		r.shutdownAll("runtime failed to start")
+		r.shutdownAll("runtime failed to start", false)
 		return err
 	}
 	return nil
 }
 
-// Stop stops accepting plugins, tells every connected plugin that opted into
-// handover that the runtime is shutting down (each bounded in time) and closes
-// them all.
+// Stop stops accepting plugins and stops relaying events. It tells every
+// connected plugin that opted into handover that the runtime is shutting down
+// (each bounded in time) and closes it, and closes pre-installed and builtin
+// plugins. An external plugin that did not opt in is left connected and told
+// nothing, as upstream's Stop leaves it (keptOnStop).
 //
 // Runtimes call Stop holding locks that their SyncFn and UpdateFn take, so
 // Stop never waits for a call into the runtime (see callback.go): cancelling
@@ -217,21 +219,50 @@ func (r *Adaptation) Stop() {
 	r.stopped = true
 
 	r.stopListener()
-	r.shutdownAll("runtime is shutting down")
+	r.shutdownAll("runtime is shutting down", true)
 	r.wg.Wait()
 }
 
 // shutdownAll disconnects every plugin the registry knows of, in parallel,
-// and waits until each one is closed.
-func (r *Adaptation) shutdownAll(msg string) {
+// and waits until each one is closed. On Stop (keepLegacy) the plugins that
+// keptOnStop are only taken out of event delivery.
+func (r *Adaptation) shutdownAll(msg string, keepLegacy bool) {
 	r.reg.close()
 	var done []<-chan struct{}
 	for _, p := range r.reg.tracked() {
+		if keepLegacy && r.keptOnStop(p) {
+			r.reg.remove(p)
+			r.log.Infof(r.ctx, "plugin %s receives no more events; its connection is left open, as upstream leaves it", p.qualifiedName())
+			continue
+		}
 		done = append(done, p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, msg, nil))
 	}
 	for _, ch := range done {
 		<-ch
 	}
+}
+
+// keptOnStop tells whether Stop leaves p connected: an external plugin that
+// did not opt into handover and receives events. Upstream v0.12.5's Stop
+// (stopPlugins) only kills the processes it launched and forgets every
+// plugin; an external plugin's connection stays open, its runtime service
+// still served, and it is told nothing. Such a plugin sees the same here: no
+// Shutdown, no close, no more events. Its connection's state lives on until
+// the plugin hangs up, as upstream's does, because that connection is the
+// reason for it; Stop does not wait for it. Two things differ, neither on the
+// connection: an UpdateContainers it sends is answered with an error instead
+// of reaching the runtime's UpdateFn (callRuntime: the runtime may already
+// have torn down what UpdateFn uses), and a plugin still registering or
+// synchronizing when Stop is called is closed (without a notice, as when its
+// synchronization fails): finishing it would call the runtime's SyncFn, which
+// Stop never waits for, and admit a plugin into a stopped adaptation.
+func (r *Adaptation) keptOnStop(p *plugin) bool {
+	if p.kind != kindExternal || !p.isRegistered() || p.handsOver() {
+		return false
+	}
+	r.reg.mu.Lock()
+	defer r.reg.mu.Unlock()
+	return p.slot != nil && p.slot.active == p
 }
 
 // updateContainers forwards updates requested by a plugin to the runtime.

@@ -81,65 +81,141 @@ func parseProcCgroup(data string) (string, error) {
 	return v1, nil
 }
 
-// cgroupLeaf is the last path component a container's cgroup has, from
-// Linux.CgroupsPath in either driver's form: cgroupfs
-// "/kubepods/besteffort/pod<uid>/<id>" or systemd
-// "kubepods-besteffort-pod<uid>.slice:cri-containerd:<id>".
-func cgroupLeaf(cgroupsPath string) string {
+// containerCgroup is the full cgroup path the runtime had created for a
+// container, from its Linux.CgroupsPath in either driver's form, as the
+// runtime sees it (relative to its own cgroup namespace, like the peer's
+// /proc/<pid>/cgroup it reads): cgroupfs "/kubepods/besteffort/pod<uid>/<id>"
+// is that path; systemd "slice:prefix:name" is the slice's nested path
+// (expandSlice) with the unit "prefix-name.scope" (or the slice "name" when
+// it names one) below it, as runc creates it. ok is false when the path
+// cannot be told: a relative cgroupfs path is relative to a cgroup of the
+// runtime's choosing, and the root is no container's.
+func containerCgroup(cgroupsPath string) (string, bool) {
 	if parts := strings.Split(cgroupsPath, ":"); len(parts) == 3 && !strings.Contains(cgroupsPath, "/") {
-		return parts[1] + "-" + parts[2] + ".scope"
+		slice, prefix, name := parts[0], parts[1], parts[2]
+		if slice == "" {
+			slice = "system.slice" // runc's default parent
+		}
+		dir, ok := expandSlice(slice)
+		if !ok || name == "" {
+			return "", false
+		}
+		unit := name
+		switch {
+		case strings.HasSuffix(name, ".slice"):
+		case prefix == "":
+			unit = name + ".scope"
+		default:
+			unit = prefix + "-" + name + ".scope"
+		}
+		return path.Join(dir, unit), true
 	}
-	return path.Base(cgroupsPath)
+	return absCgroup(cgroupsPath)
 }
 
-// inPodOf tells whether a cgroup path component names one of the pods: its
-// cgroup parent's last component, or the kubelet's pod cgroup ("pod<uid>",
-// systemd "...-pod<uid with underscores>.slice").
-func inPodOf(comp string, pods []*api.PodSandbox) bool {
-	for _, p := range pods {
-		if parent := p.GetLinux().GetCgroupParent(); parent != "" && parent != "/" && comp == cgroupLeaf(parent) {
-			return true
-		}
-		if uid := p.GetUid(); uid != "" && (strings.Contains(comp, "pod"+uid) ||
-			strings.Contains(comp, "pod"+strings.ReplaceAll(uid, "-", "_"))) {
-			return true
-		}
+// podCgroup is the full path of a pod's cgroup parent as the runtime reports
+// it: a path (the kubelet sends the systemd driver's slices expanded too), or
+// a bare slice name.
+func podCgroup(parent string) (string, bool) {
+	if !strings.Contains(parent, "/") && strings.HasSuffix(parent, ".slice") {
+		dir, ok := expandSlice(parent)
+		return dir, ok && dir != "/"
 	}
-	return false
+	return absCgroup(parent)
+}
+
+// absCgroup cleans an absolute cgroupfs path other than the root, under
+// which every process would be.
+func absCgroup(p string) (string, bool) {
+	if !strings.HasPrefix(p, "/") {
+		return "", false
+	}
+	p = path.Clean(p)
+	return p, p != "/"
+}
+
+// expandSlice is the cgroup path of a systemd slice unit: each '-' of its
+// name opens a nested slice ("a-b.slice" is /a.slice/a-b.slice) and "-.slice"
+// is the root. Names systemd refuses (an empty level, a '/') are refused.
+func expandSlice(slice string) (string, bool) {
+	name, ok := strings.CutSuffix(slice, ".slice")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return "", false
+	}
+	if name == "-" {
+		return "/", true
+	}
+	var dir, prefix string
+	for _, level := range strings.Split(name, "-") {
+		if level == "" {
+			return "", false
+		}
+		dir += "/" + prefix + level + ".slice"
+		prefix += level + "-"
+	}
+	return dir, true
+}
+
+// within tells whether cg is the cgroup dir or one below it: whole path
+// components, never a prefix of a name.
+func within(cg, dir string) bool {
+	return cg == dir || strings.HasPrefix(cg, dir+"/")
 }
 
 // resolvePeer places a peer by its cgroup among the known pods and
-// containers. Any component of the peer's cgroup equal to a container's
-// leaf matches (a plugin may run in a sub-cgroup of its container). A peer
-// under one of the pods' cgroups but in no known container is unknown; any
-// other peer, the runtime's own pods not containing it, is outside any pod.
+// containers, comparing whole paths from the root: a peer is in a container
+// when its cgroup is the one the runtime created for that container or one
+// below it (a plugin may run in a sub-cgroup of its container). Matching a
+// container's cgroup name anywhere in the path would let a process outside
+// every pod claim one: a user's delegated systemd subtree may hold a
+// cgroup named after any container's scope. A peer in no known container
+// but under a pod's cgroup (its cgroup parent, or where its listed
+// containers are) is unknown; any other peer, the runtime's own pods not
+// containing it, is outside any pod. The runtime reads the peer's cgroup
+// relative to its own cgroup namespace, as it creates its containers' cgroups;
+// a peer outside that namespace reads with ".." components and is in none of
+// them.
 func resolvePeer(cg string, pods []*api.PodSandbox, ctrs []*api.Container) (PeerPlace, *PeerPod) {
 	if cg == "" {
 		return PeerUnknown, nil
 	}
-	comps := strings.Split(cg, "/")
-	for _, c := range ctrs {
-		leaf := ""
-		if c.GetLinux() != nil && c.GetLinux().GetCgroupsPath() != "" {
-			leaf = cgroupLeaf(c.GetLinux().GetCgroupsPath())
-		}
-		for _, comp := range comps {
-			if comp == "" || (comp != leaf && comp != c.GetId() && !strings.HasSuffix(comp, "-"+c.GetId()+".scope")) {
-				continue
-			}
-			for _, p := range pods {
-				if p.GetId() == c.GetPodSandboxId() {
-					gen, err := strconv.ParseInt(p.GetLabels()["pod-template-generation"], 10, 64)
-					return PeerInPod, &PeerPod{Namespace: p.GetNamespace(), Name: p.GetName(), UID: p.GetUid(),
-						ContainerID: c.GetId(), TemplateGeneration: gen, HasTemplateGeneration: err == nil,
-						Labels: maps.Clone(p.GetLabels())}
-				}
-			}
-			return PeerUnknown, nil
+	if !strings.HasPrefix(cg, "/") || slices.Contains(strings.Split(cg, "/"), "..") {
+		return PeerOutsidePod, nil
+	}
+	byID := map[string]*api.PodSandbox{}
+	for _, p := range pods {
+		byID[p.GetId()] = p
+	}
+	var podDirs []string
+	for _, p := range pods {
+		if dir, ok := podCgroup(p.GetLinux().GetCgroupParent()); ok {
+			podDirs = append(podDirs, dir)
 		}
 	}
-	for _, comp := range comps {
-		if comp != "" && inPodOf(comp, pods) {
+	for _, c := range ctrs {
+		want, ok := containerCgroup(c.GetLinux().GetCgroupsPath())
+		if !ok {
+			continue
+		}
+		p := byID[c.GetPodSandboxId()]
+		if p != nil && p.GetLinux().GetCgroupParent() == "" {
+			if dir := path.Dir(want); dir != "/" {
+				podDirs = append(podDirs, dir)
+			}
+		}
+		if !within(cg, want) {
+			continue
+		}
+		if p == nil {
+			return PeerUnknown, nil
+		}
+		gen, err := strconv.ParseInt(p.GetLabels()["pod-template-generation"], 10, 64)
+		return PeerInPod, &PeerPod{Namespace: p.GetNamespace(), Name: p.GetName(), UID: p.GetUid(),
+			ContainerID: c.GetId(), TemplateGeneration: gen, HasTemplateGeneration: err == nil,
+			Labels: maps.Clone(p.GetLabels())}
+	}
+	for _, dir := range podDirs {
+		if within(cg, dir) {
 			return PeerUnknown, nil
 		}
 	}

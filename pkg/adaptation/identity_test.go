@@ -24,8 +24,10 @@ func identFixture(cgroupsPath string) ([]*api.PodSandbox, []*api.Container) {
 // cgroup v1 and v2 /proc/<pid>/cgroup layouts.
 func TestResolvePeerCgroupLayouts(t *testing.T) {
 	const fsPath = "/kubepods/besteffort/pod" + podUID + "/" + ctrID
-	const sdPath = "kubepods-besteffort-pod" + podUID + ".slice:cri-containerd:" + ctrID
-	const sdCg = "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + podUID + ".slice/cri-containerd-" + ctrID + ".scope"
+	// The kubelet escapes the uid's '-' in slice names: each '-' nests a slice.
+	uid := strings.ReplaceAll(podUID, "-", "_")
+	sdPath := "kubepods-besteffort-pod" + uid + ".slice:cri-containerd:" + ctrID
+	sdCg := "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + uid + ".slice/cri-containerd-" + ctrID + ".scope"
 	for _, tc := range []struct{ name, cgroupsPath, proc string }{
 		{"cgroupfs v1", fsPath, "12:pids:" + fsPath + "\n11:memory:" + fsPath + "\n1:name=systemd:" + fsPath + "\n"},
 		{"cgroupfs v2", fsPath, "0::" + fsPath + "\n"},
@@ -56,8 +58,10 @@ func TestResolvePeerOutsideAndUnknown(t *testing.T) {
 	if p, _ := resolvePeer("/kubepods/besteffort/pod"+podUID+"/fedcba", pods, ctrs); p != PeerUnknown {
 		t.Fatalf("early container: got %v", p)
 	}
+	uid := strings.ReplaceAll(podUID, "-", "_")
+	sdPods, sdCtrs := identFixture("kubepods-besteffort-pod" + uid + ".slice:cri-containerd:" + ctrID)
 	if p, _ := resolvePeer("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod"+
-		strings.ReplaceAll(podUID, "-", "_")+".slice/cri-containerd-fedcba.scope", pods, ctrs); p != PeerUnknown {
+		uid+".slice/cri-containerd-fedcba.scope", sdPods, sdCtrs); p != PeerUnknown {
 		t.Fatalf("early container, systemd driver: got %v", p)
 	}
 	// A pod cgroup of a pod this runtime does not run (the runtime itself

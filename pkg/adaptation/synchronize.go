@@ -264,7 +264,7 @@ func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.Contai
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("plugin %s: synchronize failed: %w", p.name(), err)
+			return nil, fmt.Errorf("synchronize failed: %w", err) // the caller names the plugin
 		}
 		p.r.metrics.RecordPluginAdjustments(p.name(), "Synchronize", nil, len(rpl.GetUpdate()), 0)
 		if !req.More {

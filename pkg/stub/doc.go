@@ -22,8 +22,13 @@
 //     only when the runtime makes this instance the active one
 //     (RoleChange ACTIVE), not merely when Synchronize ran. Against an
 //     older runtime (HandoverAvailable() == false) it is ready once
-//     registered and synchronized. Ready, WaitReady, WithReadyFile and
-//     ReadyzHandler all report the same state.
+//     registered and synchronized. Ready, WaitReady and WithReadyFile
+//     report that state. ReadyzHandler, the pod's readinessProbe, reports
+//     it too, and answers 200 again once the instance handed over (standby,
+//     or superseded and held until stopped), saying so in its body: a
+//     DaemonSet counts a node available by its oldest pod, so an old pod
+//     that turned unready at the switch would make the node unavailable for
+//     about minReadySeconds per rollout.
 //
 //   - Shutdown reasons: the runtime says why it disconnects a plugin that
 //     opted in (WithHandover; any other plugin is disconnected untold, as by
@@ -31,7 +36,7 @@
 //     ShutdownWithReasonInterface receives the request; Run returns a
 //     *ShutdownError matching ErrSuperseded, ErrRuntimeShutdown, ... with
 //     errors.Is. A superseded stub does not reconnect and Run keeps
-//     blocking, not ready, until Stop or its context ends: exiting would only
+//     blocking, serving no events, until Stop or its context ends: exiting would only
 //     make the supervisor restart it into a refused registration
 //     (WithExitOnSuperseded returns at once instead).
 //
@@ -42,7 +47,7 @@
 // # Kubernetes
 //
 // A DaemonSet plugin wires its identity through the downward API and probes
-// readiness with the ready file (or ReadyzHandler behind an httpGet probe):
+// readiness with ReadyzHandler behind an httpGet probe on the pod's network:
 //
 //	env:
 //	- name: NRI_PLUGIN_INSTANCE_ID
@@ -50,9 +55,9 @@
 //	- name: NRI_PLUGIN_GENERATION
 //	  valueFrom: {fieldRef: {fieldPath: "metadata.labels['pod-template-generation']"}}
 //	readinessProbe:
-//	  exec: {command: ["test", "-f", "/run/plugin/ready"]}
+//	  httpGet: {path: /readyz, port: 8080}
 //
-// with stub.WithReadyFile("/run/plugin/ready") in the plugin. With
-// maxSurge-style rollouts the new pod turns ready only after the runtime
-// switched events over to it, so the old pod is removed only then.
+// With maxSurge-style rollouts the new pod turns ready only after the
+// runtime switched events over to it, so the old pod is removed only then,
+// and the old pod stays ready until it is. deploy/README.md has the rest.
 package stub

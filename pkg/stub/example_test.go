@@ -23,11 +23,15 @@ func (examplePlugin) CreateContainer(ctx context.Context, pod *api.PodSandbox, c
 	return &api.ContainerAdjustment{Annotations: map[string]string{"example": "yes"}}, nil, nil
 }
 
+// Example is a plugin that is safe to roll out with surge: WithHandover is
+// the one option that makes a new instance take over from the running one
+// (without it the stub behaves as upstream's, and both instances get every
+// event). The /readyz handler is the pod's readinessProbe.
 func Example() {
 	s, err := stub.NewHandoverStub(examplePlugin{},
 		stub.WithPluginName("example"),
 		stub.WithPluginIdx("50"),
-		stub.WithReadyFile("/run/example/ready"),
+		stub.WithHandover(),
 	)
 	if err != nil {
 		log.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	stdnet "net"
 	"os"
+	"strings"
 
 	"github.com/containerd/ttrpc"
 
@@ -158,7 +159,7 @@ func WithReadyFile(path string) Option {
 }
 
 // WithExitOnSuperseded makes Run return as soon as the runtime reports that
-// another instance took over. By default Run keeps blocking, not ready,
+// another instance took over. By default Run keeps blocking, serving no events,
 // until its context is cancelled or Stop is called: a process that exits
 // would be restarted by its supervisor and come back only to be refused.
 func WithExitOnSuperseded() Option {
@@ -182,21 +183,33 @@ func WithExitOnSuperseded() Option {
 // an upstream plugin from its manifest, without a rebuild.
 func WithHandover() Option {
 	return func(s *stub) error {
-		switch v, set := os.LookupEnv(HandoverEnvVar); {
-		case !set || v == "on":
-			s.handover = true
-		case v == "off":
-			s.handoverOff = true
-		default:
-			return errOption(fmt.Errorf("$%s=%q: want on or off", HandoverEnvVar, v))
+		on, err := handoverFromEnv()
+		if err != nil {
+			return err
 		}
+		s.handover, s.handoverOff = on, !on
 		return nil
 	}
 }
 
-// HandoverEnvVar turns WithHandover off ("off") or leaves it on ("on", or
-// unset).
+// HandoverEnvVar, in the plugin's environment, turns WithHandover off or
+// leaves it on. It takes the spellings operators write in manifests: on/off,
+// true/false, 1/0, yes/no, in any case; unset or empty means on.
 const HandoverEnvVar = "NRI_PLUGIN_HANDOVER"
+
+// handoverFromEnv reads HandoverEnvVar. An unknown value is an error rather
+// than a guess: a typo in a kill switch must not leave handover on silently.
+func handoverFromEnv() (bool, error) {
+	v := strings.TrimSpace(os.Getenv(HandoverEnvVar))
+	switch strings.ToLower(v) {
+	case "", "on", "true", "1", "yes":
+		return true, nil
+	case "off", "false", "0", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("$%s=%q: want on/off, true/false, 1/0 or yes/no (any case; unset or empty means on)",
+		HandoverEnvVar, os.Getenv(HandoverEnvVar))
+}
 
 // errOption marks an error as coming from an option; the plugin's name is
 // not known yet at that point.

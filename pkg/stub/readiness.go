@@ -11,13 +11,24 @@ import (
 	"sync"
 )
 
+// readyState is where this instance stands in a rollout.
+type readyState int
+
+const (
+	notReady   readyState = iota
+	active                // the runtime routes the plugin's events here
+	handedOver            // a successor took over; this one stands by or is held until stopped
+)
+
 // readiness publishes whether this instance is the one the runtime routes
 // events to. Everything that reports it (Ready, WaitReady, the ready file,
-// the /readyz handler) reads this one value, so they never disagree.
+// the /readyz handler) reads this one value, so they never disagree about
+// who is active. Only the /readyz handler, the pod's readinessProbe, also
+// answers 200 once the instance handed over (see ServeHTTP).
 type readiness struct {
 	mu     sync.Mutex
-	ready  bool
-	why    string        // why not ready, for /readyz and logs
+	state  readyState
+	why    string        // why not active, for /readyz and logs
 	readyC chan struct{} // closed while ready
 	file   string        // exists iff ready, when set
 	logger Logger
@@ -40,34 +51,49 @@ func newReadiness(logger Logger, plugin, file string, info func() string) *readi
 	return r
 }
 
-// set records the new state; why explains a false one.
-func (r *readiness) set(ready bool, why string) {
+// set records the new state; why explains any state but active.
+func (r *readiness) set(st readyState, why string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 
-	if !ready {
+	if st != active {
 		r.why = why
 	}
-	if r.ready == ready {
+	if r.state == st {
 		return
 	}
-	r.ready = ready
+	was := r.state
+	r.state = st
 
-	if ready {
+	switch {
+	case st == active:
 		r.logger.Infof(context.Background(), "plugin %s is ready", r.plugin)
 		close(r.readyC)
 		r.writeFile()
 		return
+	case st == handedOver:
+		r.logger.Infof(context.Background(), "plugin %s handed over (%s); its /readyz answers 200 until it is stopped", r.plugin, why)
+	default:
+		r.logger.Infof(context.Background(), "plugin %s is not ready: %s", r.plugin, why)
 	}
-	r.logger.Infof(context.Background(), "plugin %s is not ready: %s", r.plugin, why)
-	r.readyC = make(chan struct{})
-	r.removeFile()
+	if was == active {
+		r.readyC = make(chan struct{})
+		r.removeFile()
+	}
 }
 
+// get tells whether the instance is active, and why not.
 func (r *readiness) get() (bool, string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.ready, r.why
+	return r.state == active, r.why
+}
+
+// probe is get for the readinessProbe: handed over counts as ready.
+func (r *readiness) probe() (readyState, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state, r.why
 }
 
 func (r *readiness) wait(ctx context.Context) error {
@@ -120,15 +146,25 @@ func (r *readiness) removeFile() {
 	}
 }
 
-// ServeHTTP answers a Kubernetes httpGet readinessProbe: 200 while ready,
-// 503 with the reason otherwise.
+// ServeHTTP answers a Kubernetes httpGet readinessProbe: 200 while active,
+// and 200 again once this instance handed over to a successor (standing by,
+// or superseded and held until stopped), 503 with the reason otherwise.
+// Why the handed-over 200: the DaemonSet controller counts a node available
+// by its oldest pod until the new pod has been Ready for minReadySeconds, so
+// an old pod that turned unready at the switch left the node unavailable for
+// ~11 s per rollout on a real node. The body says which of the two it is.
 func (r *readiness) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	ready, why := r.get()
+	st, why := r.probe()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if ready {
+	switch st {
+	case active:
 		w.WriteHeader(http.StatusOK)
-		fmt.Fprintln(w, "ok")
+		fmt.Fprintln(w, "ok: active")
+		return
+	case handedOver:
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "ok: handed over, serves no events: %s\n", why)
 		return
 	}
 	w.WriteHeader(http.StatusServiceUnavailable)

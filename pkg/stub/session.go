@@ -147,10 +147,11 @@ func (s *stub) Run(ctx context.Context) error {
 
 	err = s.endError(sess)
 	if s.holdSuperseded(sess) {
-		s.logger.Infof(ctx, "plugin %s stays up, not ready, until stopped: %v", s.Name(), err)
+		s.logger.Infof(ctx, "plugin %s stays up until stopped, serving no events", s.Name())
 		select {
 		case <-sess.stopC:
 		case <-ctx.Done():
+			s.Stop()
 		}
 	}
 	return err
@@ -162,6 +163,7 @@ func (s *stub) Stop() {
 	sess := s.cur
 	if sess != nil {
 		sess.stopped = true
+		s.evalReadiness(sess) // a held superseded instance is no longer handed over
 	}
 	s.mu.Unlock()
 	if sess == nil {
@@ -284,19 +286,21 @@ func (s *stub) evalReadiness(sess *session) {
 		return
 	}
 	switch {
+	case sess.shutdown != nil && sess.shutdown.Superseded() && !s.exitOnSuperseded && !sess.stopped:
+		s.ready.set(handedOver, sess.shutdown.Error())
 	case sess.closed:
-		s.ready.set(false, "not connected to the runtime")
+		s.ready.set(notReady, "not connected to the runtime")
 	case sess.shutdown != nil:
-		s.ready.set(false, sess.shutdown.Error())
+		s.ready.set(notReady, sess.shutdown.Error())
 	case sess.handover && sess.role == api.PluginRole_PLUGIN_ROLE_ACTIVE:
-		s.ready.set(true, "")
+		s.ready.set(active, "")
 	case sess.handover && sess.role == api.PluginRole_PLUGIN_ROLE_STANDBY:
-		s.ready.set(false, "standby: another instance is active")
+		s.ready.set(handedOver, "standby: another instance is active")
 	case sess.handover:
-		s.ready.set(false, "waiting for the runtime to make this instance active")
+		s.ready.set(notReady, "waiting for the runtime to make this instance active")
 	case sess.synced && (sess.registered || sess.configured):
-		s.ready.set(true, "")
+		s.ready.set(active, "")
 	default:
-		s.ready.set(false, "registering and synchronizing")
+		s.ready.set(notReady, "registering and synchronizing")
 	}
 }

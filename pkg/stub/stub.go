@@ -23,7 +23,7 @@ import (
 type Stub interface {
 	// Run starts the plugin and blocks until the connection ends, Stop is
 	// called or ctx is cancelled. After a shutdown by the runtime it returns
-	// a *ShutdownError. A superseded plugin keeps blocking, not ready, until
+	// a *ShutdownError. A superseded plugin keeps blocking, serving no events, until
 	// Stop or ctx (unless WithExitOnSuperseded). Run may be called again
 	// once it has returned.
 	Run(context.Context) error
@@ -85,7 +85,9 @@ type HandoverStub interface {
 	Ready() bool
 	// WaitReady blocks until Ready or until ctx ends.
 	WaitReady(ctx context.Context) error
-	// ReadyzHandler serves readiness for an httpGet readinessProbe.
+	// ReadyzHandler serves readiness for an httpGet readinessProbe: 200
+	// while Ready and, with WithHandover, after this instance handed over
+	// until it is stopped (the body says which), 503 otherwise.
 	ReadyzHandler() http.Handler
 }
 

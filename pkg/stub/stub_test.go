@@ -3,6 +3,7 @@ package stub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	stdnet "net"
@@ -313,15 +314,86 @@ func TestReadinessFollowsRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	recv(t, p.roleC, "role change")
-	assertReady(t, s, readyz.URL, file, false)
+	assertHandedOver(t, s, readyz.URL, file, "standby")
 
-	// A plugin refusing activation stays not ready and the runtime hears why.
+	// A plugin refusing activation stays a standby and the runtime hears why.
 	p.roleErr = errTest
 	if err := rt.role(api.PluginRole_PLUGIN_ROLE_ACTIVE); err == nil {
 		t.Fatal("refused activation reported as success")
 	}
 	recv(t, p.roleC, "role change")
-	assertReady(t, s, readyz.URL, file, false)
+	assertHandedOver(t, s, readyz.URL, file, "standby")
+}
+
+// assertHandedOver: the instance is not the active one (Ready, the ready
+// file), but its readinessProbe answers 200 and says it handed over.
+func assertHandedOver(t *testing.T, s HandoverStub, url, file, why string) {
+	t.Helper()
+	if s.Ready() {
+		t.Error("Ready() = true for an instance that handed over")
+	}
+	if _, err := os.Stat(file); file != "" && err == nil {
+		t.Error("the ready file, which marks the active instance, exists after the handover")
+	}
+	rsp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(rsp.Body)
+	rsp.Body.Close()
+	if rsp.StatusCode != http.StatusOK || !strings.Contains(string(body), "handed over") || !strings.Contains(string(body), why) {
+		t.Errorf("readyz after the handover: %d %q, want 200 saying it handed over (%s)", rsp.StatusCode, body, why)
+	}
+}
+
+// TestReadyzAfterHandover: a superseded instance held by Run keeps its
+// readinessProbe at 200 (the DaemonSet counts the node available by its
+// oldest pod), saying it serves no events, until it is stopped; one that
+// exits on supersession does not.
+func TestReadyzAfterHandover(t *testing.T) {
+	for _, stop := range []string{"Stop", "context"} {
+		t.Run(stop, func(t *testing.T) {
+			p := newTestPlugin()
+			s, rt := newTestStub(t, p, WithHandover())
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			errC := runStub(t, s, ctx)
+			readyz := httptest.NewServer(s.ReadyzHandler())
+			defer readyz.Close()
+			rt.connect(true)
+			if err := rt.role(api.PluginRole_PLUGIN_ROLE_ACTIVE); err != nil {
+				t.Fatal(err)
+			}
+			recv(t, p.roleC, "role change")
+			assertReady(t, s, readyz.URL, "", true)
+
+			supersede(t, rt)
+			eventually(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.cur.closed }, "connection closed")
+			assertHandedOver(t, s, readyz.URL, "", "successor")
+
+			if stop == "Stop" {
+				s.Stop()
+			} else {
+				cancel()
+			}
+			if err := recv(t, errC, "Run"); !errors.Is(err, ErrSuperseded) {
+				t.Fatalf("Run: %v", err)
+			}
+			assertReady(t, s, readyz.URL, "", false)
+		})
+	}
+	t.Run("WithExitOnSuperseded", func(t *testing.T) {
+		s, rt := newTestStub(t, newTestPlugin(), WithHandover(), WithExitOnSuperseded())
+		errC := runStub(t, s, context.Background())
+		readyz := httptest.NewServer(s.ReadyzHandler())
+		defer readyz.Close()
+		rt.connect(true)
+		supersede(t, rt)
+		if err := recv(t, errC, "Run"); !errors.Is(err, ErrSuperseded) {
+			t.Fatalf("Run: %v", err)
+		}
+		assertReady(t, s, readyz.URL, "", false)
+	})
 }
 
 func assertReady(t *testing.T, s HandoverStub, url, file string, want bool) {
@@ -329,9 +401,11 @@ func assertReady(t *testing.T, s HandoverStub, url, file string, want bool) {
 	if s.Ready() != want {
 		t.Errorf("Ready() = %v, want %v", s.Ready(), want)
 	}
-	_, err := os.Stat(file)
-	if exists := err == nil; exists != want {
-		t.Errorf("ready file exists = %v, want %v (%v)", exists, want, err)
+	if file != "" {
+		_, err := os.Stat(file)
+		if exists := err == nil; exists != want {
+			t.Errorf("ready file exists = %v, want %v (%v)", exists, want, err)
+		}
 	}
 	rsp, err := http.Get(url)
 	if err != nil {
@@ -677,13 +751,71 @@ func (roundPlugin) SynchronizeRound(context.Context, *SyncInfo, []*api.PodSandbo
 
 // Delta rounds are asked for only by an opted-in plugin that implements
 // SynchronizeRoundInterface.
-// TestHandoverKillSwitchRejectsBadValues: a value other than on or off is
-// a clear error from New, not a silent guess.
-func TestHandoverKillSwitchRejectsBadValues(t *testing.T) {
-	t.Setenv(HandoverEnvVar, "no")
-	_, err := New(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), WithHandover())
-	if err == nil || !strings.Contains(err.Error(), `$NRI_PLUGIN_HANDOVER="no": want on or off`) {
-		t.Fatalf("New with $%s=no: %v, want an error naming the variable and its values", HandoverEnvVar, err)
+// TestHandoverEnvSpellings: $NRI_PLUGIN_HANDOVER takes the usual boolean
+// spellings in any case, empty means unset (on), and anything else is an
+// error from New naming the variable and the accepted values.
+func TestHandoverEnvSpellings(t *testing.T) {
+	const on, off, bad = "on", "off", "error"
+	for _, tc := range []struct {
+		value string
+		unset bool
+		want  string
+	}{
+		{unset: true, want: on},
+		{value: "", want: on},
+		{value: "on", want: on},
+		{value: "ON", want: on},
+		{value: "true", want: on},
+		{value: "True", want: on},
+		{value: "1", want: on},
+		{value: "yes", want: on},
+		{value: "YES", want: on},
+		{value: " on ", want: on},
+		{value: "off", want: off},
+		{value: "OFF", want: off},
+		{value: "false", want: off},
+		{value: "FALSE", want: off},
+		{value: "0", want: off},
+		{value: "no", want: off},
+		{value: "No", want: off},
+		{value: "disabled", want: bad},
+		{value: "2", want: bad},
+		{value: "of", want: bad},
+	} {
+		name := fmt.Sprintf("%q", tc.value)
+		if tc.unset {
+			name = "unset"
+		}
+		t.Run(name, func(t *testing.T) {
+			if tc.unset {
+				t.Setenv(HandoverEnvVar, "") // restored after the test
+				os.Unsetenv(HandoverEnvVar)
+			} else {
+				t.Setenv(HandoverEnvVar, tc.value)
+			}
+			s, err := newStub(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), WithHandover())
+			switch tc.want {
+			case bad:
+				if err == nil {
+					t.Fatalf("New with $%s=%q succeeded, want an error", HandoverEnvVar, tc.value)
+				}
+				for _, want := range []string{HandoverEnvVar, fmt.Sprintf("%q", tc.value), "on/off", "true/false", "1/0", "yes/no"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not say %q", err, want)
+					}
+				}
+			case on, off:
+				if err != nil {
+					t.Fatalf("New with $%s=%q: %v", HandoverEnvVar, tc.value, err)
+				}
+				if got := s.handover; got != (tc.want == on) {
+					t.Errorf("handover %v, want %s", got, tc.want)
+				}
+				if got := s.handoverOff; got != (tc.want == off) {
+					t.Errorf("turned off %v, want %s", got, tc.want)
+				}
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -107,6 +108,7 @@ var _ = Describe("Compatibility with upstream containerd/nri v0.12.5", func() {
 				spec.Name, spec.Idx, spec.Record = "plain", "10", recordFile(on)
 				var run func(string) error
 				var stop func()
+				var stopped *harness.Proc
 				if on == "upstream" {
 					up, err := bins.StartUpstreamRuntimeWith(harness.UpstreamRuntimeSpec{
 						Socket: filepath.Join(dir, "nri.sock"), Pods: 1, CtrsPerPod: 1, RequestTimeout: requestTimeout,
@@ -121,9 +123,15 @@ var _ = Describe("Compatibility with upstream containerd/nri v0.12.5", func() {
 					rt := startRuntime(testruntime.WithDir(dir))
 					spec.Socket = rt.SocketPath()
 					run = func(pod string) error { return rt.RunPod(bg(), testruntime.NewPod(pod)) }
-					stop = rt.Stop
+					// Upstream's Stop leaves such a plugin connected, and so
+					// does ours; upstream's runtime then exits, which closes
+					// the connection. Ours runs in this process: the plugin
+					// is stopped instead, after Stop returned (Stop waits
+					// for every Shutdown it sends).
+					stop = func() { rt.Stop(); Expect(stopped.Signal(syscall.SIGTERM)).To(Succeed()) }
 				}
 				p := startPlugin(spec)
+				stopped = p.Proc
 				cause(p, run, stop)
 				Eventually(func() int { return p.Count(record.Exit) }).Should(Equal(1), "the %s runtime disconnects the plugin", on)
 				return p.Count(record.Shutdown)

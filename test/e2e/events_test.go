@@ -74,7 +74,11 @@ var _ = Describe("Runtime shutdown", func() {
 		withTimeouts(adaptationRegistrationTimeout, requestTimeout)
 	})
 
-	It("disconnects every plugin, sending a Shutdown with the runtime-shutdown reason to an opted-in one only", func() {
+	// Upstream v0.12.5's Stop leaves an external plugin connected and tells
+	// it nothing (its plugin stop returns early for external plugins); ours
+	// does the same for a plugin that did not opt into handover. Stop
+	// returns once it has told and closed the opted-in one.
+	It("disconnects an opted-in plugin with a runtime-shutdown Shutdown and leaves one that did not opt in connected", func() {
 		rt := startRuntime()
 		rec := recordFile("shared")
 		a := startPlugin(harness.PluginSpec{Name: "alpha", Idx: "10", Socket: rt.SocketPath(), Record: rec})
@@ -83,10 +87,9 @@ var _ = Describe("Runtime shutdown", func() {
 		Eventually(b.Active).Should(BeTrue())
 
 		rt.Stop()
-		for _, p := range []*harness.Plugin{a, b} {
-			Eventually(p.Done()).Should(BeClosed(), "%s exits once disconnected", p.Name)
-		}
+		Eventually(b.Done()).Should(BeClosed(), "the opted-in plugin exits once disconnected")
 		Expect(a.Count(record.Shutdown)).To(BeZero(), "upstream's adaptation sends no Shutdown")
+		Expect(a.Count(record.Exit)).To(BeZero(), "upstream's adaptation leaves an external plugin connected")
 		Expect(b.Lines()).To(ContainElement(And(
 			HaveField("Ev", record.Shutdown),
 			HaveField("Detail", api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN.String()))))

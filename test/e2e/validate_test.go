@@ -77,8 +77,12 @@ var _ = Describe("Runtime restarts", func() {
 		first := newRuntime(testruntime.WithDir(dir))
 		Expect(first.Start()).To(Succeed())
 		DeferCleanup(first.Stop)
+		// Opted in: Stop closes its connection as a runtime's exit would
+		// (one that did not opt in stays connected to a stopped adaptation,
+		// as on upstream's).
 		p := startPlugin(harness.PluginSpec{
 			Name: "phoenix", Idx: "10", Socket: first.SocketPath(), Record: recordFile("phoenix"), Reconnect: true,
+			Handover: true,
 		})
 		synced(first, p)
 		first.Stop()

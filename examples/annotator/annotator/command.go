@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -65,7 +64,9 @@ func Main(args []string, opts ...Option) int {
 	leaveStamped := fs.Bool("leave-stamped", false, "on a runtime without handover, leave a container another instance already stamped (upstream fails a creation two instances set one field on)")
 	stampEnv := fs.Bool("stamp-env", false, "stamp the environment variable "+HandledByEnv+" instead of the annotation (for Docker Engine, which refuses annotation adjustments)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 5*time.Second, "bound on stopping after SIGTERM; keep terminationGracePeriodSeconds above it")
-	readyAfter := fs.Bool("ready-after-handover", false, "/readyz keeps answering 200 once this instance handed over to a successor, until it is stopped (see deploy/README.md)")
+	// The stub's /readyz now stays 200 after a handover by itself; the flag
+	// stays so that manifests that pass it keep starting.
+	_ = fs.Bool("ready-after-handover", true, "deprecated, no effect: the stub's /readyz answers 200 once this instance handed over, until it is stopped")
 	for _, register := range o.flags {
 		register(fs)
 	}
@@ -115,11 +116,7 @@ func Main(args []string, opts ...Option) int {
 		"generation", s.Generation(), "pid", os.Getpid())
 
 	if *readyzAddr != "" {
-		h := s.ReadyzHandler()
-		if *readyAfter {
-			h = handedOverReady(func() bool { return p.handedOver.Load() || s.Role() == api.PluginRole_PLUGIN_ROLE_STANDBY }, h)
-		}
-		_, stopReadyz, err := serveReadyz(log, *readyzAddr, h)
+		_, stopReadyz, err := serveReadyz(log, *readyzAddr, s.ReadyzHandler())
 		if err != nil {
 			log.Error("annotator: cannot serve /readyz", "error", err)
 			return exitFailed
@@ -146,6 +143,10 @@ func Main(args []string, opts ...Option) int {
 		log.Info("annotator: superseded", "successor", peerName(sd.SuccessorVersion, sd.SuccessorInstance), "exit", code)
 	case code == exitOK:
 		log.Info("annotator: stopped", "exit", code)
+	case errors.Is(err, stub.ErrRegistrationRejected):
+		// The runtime's decision, not a fault of this process: typically a
+		// superseded pod whose container restarted before its deletion.
+		log.Warn("annotator: refused by the runtime", "error", err, "exit", code)
 	default:
 		log.Error("annotator: stopped", "error", err, "exit", code)
 	}
@@ -173,26 +174,9 @@ func runUntil(stop context.Context, s stub.HandoverStub, p *Plugin) error {
 	return err
 }
 
-// handedOverReady answers 200 once this instance handed over to a successor
-// (-ready-after-handover: standing by, or superseded and held until
-// stopped), else what the stub says. The stub's STANDBY role is read too:
-// it is set before the plugin's RoleChange runs, so no probe falls between
-// "active" and "handed over". Why: a DaemonSet counts a node available by
-// its oldest pod, the old one, until the new pod has been Ready for
-// minReadySeconds; an old pod that turned unready at the switch left the
-// node unavailable for ~11 s on a real node (test/realkube).
-func handedOverReady(handedOver func() bool, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if handedOver() {
-			_, _ = io.WriteString(w, "handed over to the successor\n")
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
 // serveReadyz answers /readyz from the stub's readiness: 200 while this
-// instance is the active one, 503 with the reason otherwise. It listens on
+// instance is the active one and after it handed over (until it is
+// stopped), 503 with the reason otherwise. It listens on
 // the pod's network, not the host's, so that two pods of a surge do not
 // compete for one port.
 func serveReadyz(log *slog.Logger, addr string, h http.Handler) (bound string, stop func(), err error) {

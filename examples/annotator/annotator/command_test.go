@@ -2,9 +2,6 @@ package annotator
 
 import (
 	"flag"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 )
 
@@ -32,28 +29,5 @@ func TestMainFlags(t *testing.T) {
 				t.Errorf("the harness's flag was parsed as %q, want x", extra)
 			}
 		})
-	}
-}
-
-// TestReadyAfterHandover: with -ready-after-handover the old pod answers 200
-// once it handed over, whatever the stub says; before, the stub decides.
-func TestReadyAfterHandover(t *testing.T) {
-	var done atomic.Bool
-	handedOver := done.Load
-	stubSays := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		http.Error(w, "superseded", http.StatusServiceUnavailable)
-	})
-	h := handedOverReady(handedOver, stubSays)
-	probe := func() int {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
-		return rec.Code
-	}
-	if code := probe(); code != http.StatusServiceUnavailable {
-		t.Fatalf("before the handover /readyz answers %d, want the stub's 503", code)
-	}
-	done.Store(true)
-	if code := probe(); code != http.StatusOK {
-		t.Fatalf("after the handover /readyz answers %d, want 200", code)
 	}
 }

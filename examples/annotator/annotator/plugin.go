@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/pkg/stub"
@@ -39,10 +38,6 @@ const (
 // written only then as well, so two instances never write it at once.
 type Plugin struct {
 	log *slog.Logger
-	// handedOver: the runtime made another instance of the plugin active
-	// in this one's place (-ready-after-handover reads it).
-	handedOver atomic.Bool
-
 	// Set once stub.New resolved the identity (flags or environment), before
 	// Run; constant afterwards.
 	stamp      string
@@ -170,7 +165,6 @@ func (p *Plugin) RoleChange(_ context.Context, req *api.RoleChangeRequest) error
 	case api.PluginRole_PLUGIN_ROLE_ACTIVE:
 		p.acquireLocked(peer)
 	case api.PluginRole_PLUGIN_ROLE_STANDBY:
-		p.handedOver.Store(true)
 		p.releaseLocked("standby: " + peer + " took over")
 	}
 	return nil
@@ -182,7 +176,6 @@ func (p *Plugin) RoleChange(_ context.Context, req *api.RoleChangeRequest) error
 func (p *Plugin) ShutdownWithReason(_ context.Context, req *api.ShutdownRequest) {
 	why := req.GetReason().String()
 	if req.GetReason() == api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED {
-		p.handedOver.Store(true)
 		why = "superseded by " + peerName(req.GetSuccessorVersion(), req.GetSuccessorInstance())
 	}
 	p.release(why)
