@@ -33,15 +33,21 @@ import (
 type hold struct {
 	mu       sync.Mutex
 	next     uint64
-	holders  []*holdTicket // queued or holding, in arrival order
+	holders  []*holdTicket // queued or holding, in arrival order (urgent ones first after the one holding)
 	events   []uint64      // numbers of the events waiting or in flight, ascending
+	flight   []uint64      // those of them past the wait
+	holding  bool          // holders[0] holds
 	changed  chan struct{} // closed on a change a waiter may wait for; nil if nobody waits
 	deferred []deferredUpdate
 }
 
-// holdTicket is a holder's place in the queue.
+// holdTicket is a holder's place in the queue. An urgent one (a standby's
+// reactivation, a candidate's switch once nobody serves) goes before every
+// holder not yet holding and keeps out every event not yet in flight: the
+// loss it repairs must not let any event pass.
 type holdTicket struct {
-	id uint64
+	id     uint64
+	urgent bool
 }
 
 type deferredUpdate struct {
@@ -87,18 +93,55 @@ func (h *hold) enqueue() *holdTicket {
 	return t
 }
 
+// enqueueUrgent queues an urgent holder: after the one holding, if any, and
+// the urgent ones before it.
+func (h *hold) enqueueUrgent() *holdTicket {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.next++
+	t := &holdTicket{id: h.next, urgent: true}
+	i := 0
+	if len(h.holders) > 0 && h.holding {
+		i = 1
+	}
+	for i < len(h.holders) && h.holders[i].urgent {
+		i++
+	}
+	h.holders = slices.Insert(h.holders, i, t)
+	h.broadcast()
+	return t
+}
+
+// blocks tells whether a holder keeps event n out; h.mu is held.
+func (h *hold) blocks(n uint64) bool {
+	return slices.ContainsFunc(h.holders, func(t *holdTicket) bool { return t.id < n || t.urgent })
+}
+
+// clear tells whether t may hold: it is first, and the events it must not
+// overtake are over; h.mu is held.
+func (h *hold) clear(t *holdTicket) bool {
+	if h.holders[0] != t {
+		return false
+	}
+	if t.urgent {
+		return len(h.flight) == 0
+	}
+	return len(h.events) == 0 || h.events[0] > t.id
+}
+
 // acquire waits until t is the first holder and the events that arrived
 // before it have ended, or gives up (releasing t) when ctx is done.
 func (r *Adaptation) acquire(ctx context.Context, t *holdTicket) error {
 	h := &r.hold
 	h.mu.Lock()
-	for h.holders[0] != t || len(h.events) > 0 && h.events[0] < t.id {
+	for !h.clear(t) {
 		if err := h.wait(ctx); err != nil {
 			h.mu.Unlock()
 			r.release(t)
 			return err
 		}
 	}
+	h.holding = true
 	h.mu.Unlock()
 	return nil
 }
@@ -108,6 +151,9 @@ func (r *Adaptation) acquire(ctx context.Context, t *holdTicket) error {
 func (r *Adaptation) release(t *holdTicket) {
 	h := &r.hold
 	h.mu.Lock()
+	if len(h.holders) > 0 && h.holders[0] == t {
+		h.holding = false
+	}
 	h.holders = slices.DeleteFunc(h.holders, func(q *holdTicket) bool { return q == t })
 	h.broadcast()
 	var deferred []deferredUpdate
@@ -151,13 +197,14 @@ func (r *Adaptation) lockDispatch(ctx context.Context) (uint64, error) {
 	h.next++
 	n := h.next
 	h.events = append(h.events, n)
-	for len(h.holders) > 0 && h.holders[0].id < n {
+	for h.blocks(n) {
 		if err := h.wait(ctx); err != nil {
 			h.done(n)
 			h.mu.Unlock()
 			return 0, err
 		}
 	}
+	h.flight = append(h.flight, n)
 	h.mu.Unlock()
 	r.Lock()
 	return n, nil
@@ -175,6 +222,9 @@ func (r *Adaptation) unlockDispatch(n uint64) {
 func (h *hold) done(n uint64) {
 	if i := slices.Index(h.events, n); i >= 0 {
 		h.events = slices.Delete(h.events, i, i+1)
+	}
+	if i := slices.Index(h.flight, n); i >= 0 {
+		h.flight = slices.Delete(h.flight, i, i+1)
 	}
 	if len(h.holders) > 0 {
 		h.broadcast()

@@ -165,19 +165,36 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 		defer cur.close()
 	}
 	from := r.ledger.version()
-	var updates []*api.ContainerUpdate
-	var serr error
+	var (
+		updates []*api.ContainerUpdate
+		serr    error
+		held    *holdTicket
+	)
 	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
 		r.ledger.seed(from, pods, ctrs)
-		updates, serr = p.synchronize(ctx, pods, ctrs, takeover)
+		if updates, serr = p.synchronize(ctx, pods, ctrs, takeover); serr != nil || !p.handsOver() {
+			return
+		}
+		// The switch's hold is taken before SyncFn returns: the runtime
+		// holds its own lock across SyncFn, as it does across every event
+		// it relays, so no event passes between the state p was given
+		// and its switch (an exit, which bypasses the gate, included).
+		held = r.hold.enqueue()
+		serr = r.acquire(ctx, held)
+		if serr != nil {
+			held = nil
+		}
 	})
 	if err == nil {
 		err = serr
 	}
 	if err != nil {
+		if held != nil {
+			r.release(held)
+		}
 		return nil, err
 	}
-	more, err := g.switchTo(ctx, p, cur, takeover)
+	more, err := g.switchHeld(ctx, p, cur, takeover, held)
 	return append(updates, more...), err
 }
 

@@ -129,7 +129,7 @@ func (g *registry) remove(p *plugin) {
 			s.stopGrace()
 			g.startReactivation(standby, p)
 		case s.candidate != nil && s.candidate.fromLedger && s.reserved == nil:
-			s.reserved = g.r.hold.enqueue()
+			s.reserved = g.r.hold.enqueueUrgent()
 		}
 	}
 	g.mu.Unlock()

@@ -67,7 +67,7 @@ func (s *slot) stopGrace() {
 // startReactivation holds the dispatch for standby, whose successor lost
 // was just removed, and reactivates it in the background. g.mu is held.
 func (g *registry) startReactivation(standby, lost *plugin) {
-	t := g.r.hold.enqueue()
+	t := g.r.hold.enqueueUrgent()
 	resume := standby.slot.resume
 	standby.slot.resume = nil // the reactivation reads and closes it
 	g.r.wg.Add(1)

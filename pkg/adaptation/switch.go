@@ -36,6 +36,11 @@ import (
 // p's knowledge of the runtime's state ends, and named the predecessor its
 // rounds so far named.
 func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
+	return g.switchHeld(ctx, p, cur, named, nil)
+}
+
+// switchHeld is switchTo in the hold t, already acquired, if it is set.
+func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
 	r := g.r
 	r.at(pointSwitch)
 	if !p.handsOver() { // as upstream: added between two events
@@ -48,11 +53,13 @@ func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *
 		return nil, err
 	}
 
-	t := g.holdFor(p)
-	defer r.release(t)
-	if err := r.acquire(ctx, t); err != nil {
-		return nil, err
+	if t == nil {
+		t = g.holdFor(p)
+		if err := r.acquire(ctx, t); err != nil {
+			return nil, err
+		}
 	}
+	defer r.release(t)
 	sw, err := g.swap(p)
 	if err != nil {
 		return nil, err
