@@ -152,8 +152,13 @@ patterns:
 # go.mod has our go directive and our versions of every module both require
 # (hack/check-standin-mod.sh; the negative script proves it fails on drifted
 # copies), so that it needs no newer Go than ours and builds from our cache.
+# hack/standin-api fails when it lacks a package, exported identifier, field
+# or method of upstream's module (but the exceptions it documents); its
+# negative script proves it does on copies with one taken away.
 check-standin:
 	$(GO) run ./hack/standin-gen -check
+	$(GO) run ./hack/standin-api
+	hack/check-standin-api-negative.sh
 	hack/check-standin-mod.sh
 	hack/check-standin-mod-negative.sh
 	cd containerd-nri && GOWORK=off $(GO_TEST) ./...
