@@ -122,6 +122,9 @@ type Adaptation struct {
 	// journal records what events change while a joining instance needs
 	// it (journal.go).
 	journal journal
+	// startState is the runtime's state while Start synchronizes the
+	// plugins it started, within its one call of SyncFn (launch.go).
+	startState atomic.Pointer[startState]
 
 	// lifecycle
 	state    sync.Mutex // guards started/stopped against concurrent Start/Stop

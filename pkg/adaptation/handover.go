@@ -754,6 +754,10 @@ func (g *registry) applyUpdates(ctx context.Context, p *plugin, updates []*api.C
 	if len(updates) == 0 {
 		return
 	}
+	if s := g.r.startState.Load(); s != nil { // Start returns them from SyncFn
+		s.updates = append(s.updates, updates...)
+		return
+	}
 	failed, err := g.r.updateContainers(ctx, updates)
 	if err != nil || len(failed) > 0 {
 		g.r.log.Warnf(ctx, "runtime failed to apply %d of %d updates from plugin %s synchronization: %v",

@@ -1,6 +1,7 @@
 package adaptation
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,10 +21,14 @@ type discovered struct {
 	idx, base, cfg string
 }
 
-// startPlugins brings up builtin plugins, then pre-installed ones, and admits
-// them in dispatch order. A failing builtin plugin fails Start; a failing
-// pre-installed one is logged and left out, as upstream does.
+// startPlugins brings up builtin plugins, then pre-installed ones, and
+// synchronizes them all, in dispatch order, within one call of the
+// runtime's SyncFn, as upstream's Start does: exactly one call, even without
+// a plugin (a runtime may count on it to learn that NRI is up), and its
+// error fails Start. A builtin plugin failing to start fails Start; any
+// other failure leaves the plugin out with a warning, as upstream does.
 func (r *Adaptation) startPlugins() error {
+	var started []*plugin
 	for _, b := range r.builtin {
 		p, err := r.newBuiltinPlugin(b)
 		if err != nil {
@@ -32,9 +37,7 @@ func (r *Adaptation) startPlugins() error {
 		if err := p.start(r.ctx); err != nil {
 			return fmt.Errorf("failed to start builtin NRI plugin %q: %w", b.Base, err)
 		}
-		if err := r.reg.admit(r.ctx, p); err != nil {
-			return fmt.Errorf("failed to synchronize builtin NRI plugin %q: %w", b.Base, err)
-		}
+		started = append(started, p)
 	}
 
 	found, err := r.discoverPlugins()
@@ -43,7 +46,7 @@ func (r *Adaptation) startPlugins() error {
 	}
 
 	// Launch and register them all at once, then admit one by one.
-	started := make([]*plugin, len(found))
+	launched := make([]*plugin, len(found))
 	var wg sync.WaitGroup
 	for i, d := range found {
 		spawn(&wg, func() {
@@ -56,20 +59,53 @@ func (r *Adaptation) startPlugins() error {
 				r.log.Warnf(r.ctx, "failed to start pre-installed NRI plugin %s: %v", p.name(), err)
 				return
 			}
-			started[i] = p
+			launched[i] = p
 		})
 	}
 	wg.Wait()
-
-	for _, p := range started {
-		if p == nil {
-			continue
+	for _, p := range launched {
+		if p != nil {
+			started = append(started, p)
 		}
-		if err := r.reg.admit(r.ctx, p); err != nil {
-			r.log.Warnf(r.ctx, "failed to synchronize pre-installed NRI plugin %s: %v", p.name(), err)
+	}
+
+	// Each admission takes its snapshot from startState rather than from
+	// another call of SyncFn, and hands the updates its plugin asks for back
+	// to the runtime as SyncFn's result, not through UpdateFn, which the
+	// runtime's SyncFn may hold locks against. No runtime operation is in
+	// flight yet: upstream's Start holds its lock, which every event takes,
+	// across SyncFn.
+	called := false
+	err = r.callSyncFn(r.ctx, func(_ context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
+		called = true
+		s := &startState{pods: pods, ctrs: ctrs}
+		r.startState.Store(s)
+		defer r.startState.Store(nil)
+		for _, p := range started {
+			if err := r.reg.admit(r.ctx, p); err != nil {
+				r.log.Warnf(r.ctx, "failed to synchronize %s NRI plugin %s: %v", p.kind, p.name(), err)
+			}
+		}
+		return s.updates, nil
+	})
+	if err != nil {
+		return fmt.Errorf("failed to synchronize pre-installed NRI Plugins: %w", err)
+	}
+	if !called && len(started) > 0 {
+		r.log.Warnf(r.ctx, "runtime's SyncFn returned without synchronizing the %d plugins started", len(started))
+		for _, p := range started {
+			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED, "runtime did not synchronize the plugins", nil)
 		}
 	}
 	return nil
+}
+
+// startState is the runtime's state Start's call of SyncFn hands over, and
+// the updates plugins synchronized with it ask for.
+type startState struct {
+	pods    []*api.PodSandbox
+	ctrs    []*api.Container
+	updates []*api.ContainerUpdate
 }
 
 func (r *Adaptation) newBuiltinPlugin(b *builtin.BuiltinPlugin) (*plugin, error) {

@@ -37,6 +37,10 @@ func (g *registry) snapshot(ctx context.Context) (*snapshot, error) {
 // not keep references to it.
 func (g *registry) runtimeState(ctx context.Context, use func([]*api.PodSandbox, []*api.Container)) error {
 	g.r.at(pointSnapshot)
+	if s := g.r.startState.Load(); s != nil { // within Start's one SyncFn call
+		use(s.pods, s.ctrs)
+		return nil
+	}
 	called := false
 	err := g.r.callSyncFn(ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 		called = true

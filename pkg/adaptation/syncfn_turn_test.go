@@ -67,7 +67,7 @@ func startTurnRuntime(t *testing.T, rt *turnRuntime) (*Adaptation, string) {
 }
 
 // startTakeoverBesideJoin holds a takeover's phase-1 snapshot inside SyncFn
-// (call 2: A's join is call 1) and lets a plain join of another plugin reach
+// (call 3: Start's is call 1, A's join call 2) and lets a plain join of another plugin reach
 // its own SyncFn call, under the sync gate. It returns when the join's call
 // is either inside SyncFn beside the held one (the failure) or waiting for
 // its turn.
@@ -85,13 +85,13 @@ func startTakeoverBesideJoin(t *testing.T, rt *turnRuntime, r *Adaptation, sock 
 	t.Cleanup(a.close)
 	waitActive(t, r, "10-p")
 
-	b = newFakePlugin("10", "p", nil) // takes over from a: phase 1 is SyncFn call 2
+	b = newFakePlugin("10", "p", nil) // takes over from a: phase 1 is SyncFn call 3
 	b.regReq = optIn("b", 2)
 	b.connect(t, sock)
 	t.Cleanup(b.close)
 	receive(t, rt.held, "the takeover's phase-1 snapshot inside SyncFn")
 
-	c = newFakePlugin("20", "other", nil) // a plain join: commit under the gate, SyncFn call 3
+	c = newFakePlugin("20", "other", nil) // a plain join: commit under the gate, SyncFn call 4
 	c.connect(t, sock)
 	t.Cleanup(c.close)
 	overlapped := func() bool {
@@ -114,7 +114,7 @@ func startTakeoverBesideJoin(t *testing.T, rt *turnRuntime, r *Adaptation, sock 
 // gate, waits for a takeover's phase-1 snapshot, which runs beside runtime
 // operations, to return from SyncFn. Both then complete.
 func TestSyncFnCallsNeverOverlap(t *testing.T) {
-	rt := newTurnRuntime(2)
+	rt := newTurnRuntime(3)
 	r, sock := startTurnRuntime(t, rt)
 	defer r.Stop()
 
@@ -135,8 +135,8 @@ func TestSyncFnCallsNeverOverlap(t *testing.T) {
 		t.Fatal("two SyncFn calls overlapped")
 	default:
 	}
-	if got := rt.calls.Load(); got != 3 {
-		t.Fatalf("SyncFn called %d times, want 3 (a's join, b's phase 1, c's join)", got)
+	if got := rt.calls.Load(); got != 4 {
+		t.Fatalf("SyncFn called %d times, want 4 (Start, a's join, b's phase 1, c's join)", got)
 	}
 }
 
@@ -144,7 +144,7 @@ func TestSyncFnCallsNeverOverlap(t *testing.T) {
 // hold around Stop the lock their SyncFn takes, so the call holding the turn
 // may not return before Stop does.
 func TestStopDoesNotWaitForASyncFnTurn(t *testing.T) {
-	rt := newTurnRuntime(2)
+	rt := newTurnRuntime(3)
 	r, sock := startTurnRuntime(t, rt)
 	defer close(rt.release) // the held SyncFn returns only after Stop
 
