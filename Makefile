@@ -93,11 +93,14 @@ test-integration:
 # (the version go.mod pins, from the module cache) against this module with
 # the import paths rewritten: the drop-in check. The script copies them into a
 # temporary, git-ignored package and removes it; see hack/upstream-suite.sh
-# for what is excluded and why. UPSTREAM_SUITE_FLAGS go to go test, e.g.
+# for what is excluded and why. hack/upstream-mux-suite.sh does the same for
+# upstream's multiplexer suite (pkg/net/multiplex), unchanged but for its
+# imports. UPSTREAM_SUITE_FLAGS go to go test, e.g.
 # UPSTREAM_SUITE_FLAGS='-run TestPluginFailurePolicy -v'.
 UPSTREAM_SUITE_FLAGS ?=
 upstream-suite:
 	GO="$(GO)" GO_TEST_FLAGS="$(RACE) -count=1 -timeout $(TEST_TIMEOUT)" hack/upstream-suite.sh $(UPSTREAM_SUITE_FLAGS)
+	GO="$(GO)" GO_TEST_FLAGS="$(RACE) -count=1 -timeout $(TEST_TIMEOUT)" hack/upstream-mux-suite.sh
 
 # bench compares our adaptation with upstream v0.12.5 side by side (event
 # path at 1/4/16 plugins and against a bare ttrpc floor, BlockPluginSync, idle
