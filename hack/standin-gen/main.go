@@ -21,7 +21,10 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"go/ast"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"go/types"
 	"os"
 	"path/filepath"
@@ -49,6 +52,9 @@ var pairs = []struct{ upstream, ours string }{
 	{"pkg/runtime-tools/generate", "pkg/runtime-tools/generate"},
 	{"plugins/default-validator", "plugins/default-validator"},
 	{"plugins/default-validator/builtin", "plugins/default-validator/builtin"},
+	{"pkg/adaptation/builtin", "pkg/adaptation/builtin"},
+	{"pkg/plugin", "pkg/plugin"},
+	{"pkg/version", "pkg/version"},
 }
 
 func main() {
@@ -81,7 +87,12 @@ func run(check bool) error {
 	stale := 0
 	for _, pair := range pairs {
 		up, ours := byPath[upstreamModule+"/"+pair.upstream], byPath[ourModule+"/"+pair.ours]
-		src, missing, err := generate(up.Types, ours.Types)
+		dir := filepath.Join(standinDir, pair.upstream)
+		own, err := handWritten(dir)
+		if err != nil {
+			return err
+		}
+		src, missing, err := generate(up.Types, ours.Types, own)
 		if err != nil {
 			return fmt.Errorf("%s: %w", pair.upstream, err)
 		}
@@ -91,7 +102,7 @@ func run(check bool) error {
 			}
 			fmt.Printf("%s: upstream's %s has no counterpart in %s\n", pair.upstream, m, ours.PkgPath)
 		}
-		path := filepath.Join(standinDir, pair.upstream, genFile)
+		path := filepath.Join(dir, genFile)
 		old, _ := os.ReadFile(path)
 		if bytes.Equal(old, src) {
 			continue
@@ -122,29 +133,81 @@ type file struct {
 }
 
 // qualifier names packages in printed types, importing them as needed; our
-// aliased package is "ours".
+// aliased package is "ours", our other forwarded ones their stand-ins.
 func (f *file) qualifier(p *types.Package) string {
 	if p == f.ours {
 		return "ours"
 	}
-	if n, ok := f.imports[p.Path()]; ok {
+	path := standinPath(p.Path())
+	if n, ok := f.imports[path]; ok {
 		return n
 	}
 	name := p.Name()
 	for i := 2; f.names[name] != "" || name == "ours"; i++ {
 		name = fmt.Sprintf("%s%d", p.Name(), i)
 	}
-	f.imports[p.Path()], f.names[name] = name, p.Path()
+	f.imports[path], f.names[name] = name, path
 	return name
 }
 
-func generate(up, ours *types.Package) ([]byte, []string, error) {
+// standinPath names another of our forwarded packages by its stand-in path,
+// so that signatures read as upstream's (WithBuiltinPlugins takes upstream's
+// *builtin.BuiltinPlugin); the alias makes it the same type as ours.
+func standinPath(path string) string {
+	for _, pair := range pairs {
+		if path == ourModule+"/"+pair.ours {
+			return upstreamModule + "/" + pair.upstream
+		}
+	}
+	return path
+}
+
+// handWritten returns the top-level names declared in the stand-in
+// package's own files (all but the generated one and tests): identifiers
+// our package lacks that the stand-in provides itself, which the generated
+// file neither forwards nor lists as missing.
+func handWritten(dir string) (map[string]bool, error) {
+	names := map[string]bool{}
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	fset := token.NewFileSet()
+	for _, m := range matches {
+		if filepath.Base(m) == genFile || strings.HasSuffix(m, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, m, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", m, err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					names[d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						names[s.Name.Name] = true
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							names[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	return names, nil
+}
+
+func generate(up, ours *types.Package, own map[string]bool) ([]byte, []string, error) {
 	f := &file{ours: ours, imports: map[string]string{}, names: map[string]string{}}
 	var decls, missing []string
 	names := up.Scope().Names() // sorted
 	for _, name := range names {
 		uobj := up.Scope().Lookup(name)
-		if !uobj.Exported() {
+		if !uobj.Exported() || own[name] {
 			continue
 		}
 		obj := ours.Scope().Lookup(name)

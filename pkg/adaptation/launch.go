@@ -81,8 +81,10 @@ func (r *Adaptation) syncStarted(started []*plugin) error {
 	}
 	defer r.syncGate.Unlock()
 	var synced []*plugin
+	called := false
 	from := r.ledger.version()
 	err := r.callSyncFn(r.ctx, func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
+		called = true
 		r.ledger.seed(from, pods, ctrs)
 		var updates []*ContainerUpdate
 		synced = synced[:0]
@@ -103,6 +105,12 @@ func (r *Adaptation) syncStarted(started []*plugin) error {
 			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, "runtime failed to start", nil)
 		}
 		return fmt.Errorf("failed to synchronize pre-installed NRI plugins: %w", err)
+	}
+	if !called && len(started) > 0 {
+		r.log.Warnf(r.ctx, "runtime's SyncFn returned without synchronizing the %d plugins started", len(started))
+		for _, p := range started {
+			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED, "runtime did not synchronize the plugins", nil)
+		}
 	}
 	for _, p := range synced {
 		if _, err := r.reg.switchTo(r.ctx, p, nil, nil); err != nil {

@@ -3,10 +3,10 @@
 package adaptation
 
 import (
+	builtin "github.com/containerd/nri/pkg/adaptation/builtin"
+	builtin2 "github.com/containerd/nri/plugins/default-validator/builtin"
 	ttrpc "github.com/containerd/ttrpc"
 	ours "github.com/nri-handover/nri/pkg/adaptation"
-	builtin "github.com/nri-handover/nri/pkg/adaptation/builtin"
-	builtin2 "github.com/nri-handover/nri/plugins/default-validator/builtin"
 	time "time"
 )
 

@@ -12,15 +12,8 @@ import (
 // using one does not build):
 //
 //	func DefaultWazeroRuntime
-//	var ErrIntOverflow
-//	var ErrInvalidLength
-//	var ErrUnexpectedEndOfGroup
-//	var File_pkg_api_api_proto
-//	type HostFunctions
 //	func NewPluginPlugin
-//	type Plugin
 //	type PluginPlugin
-//	const PluginPluginAPIVersion
 //	type WazeroConfig
 //	func WazeroModuleConfig
 //	type WazeroNewRuntime

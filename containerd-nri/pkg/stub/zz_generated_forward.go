@@ -3,8 +3,8 @@
 package stub
 
 import (
+	api "github.com/containerd/nri/pkg/api"
 	ttrpc "github.com/containerd/ttrpc"
-	api "github.com/nri-handover/nri/api"
 	ours "github.com/nri-handover/nri/pkg/stub"
 	net "net"
 )

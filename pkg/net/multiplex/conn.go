@@ -22,9 +22,11 @@ type conn struct {
 }
 
 // Read returns the next bytes that arrived for the connection: the rest of a
-// payload a smaller buffer could not take, else the next payload (as much as
-// fits). Once the trunk has ended, queued payloads are still returned before
-// the Mux's error.
+// payload a smaller buffer could not take, else the next payload, as much of
+// it as b takes. Like upstream's, one Read never returns bytes of two frames,
+// and returns a whole frame when b is large enough, however it was buffered
+// (readPayload's chunks). Once the trunk has ended, queued payloads are still
+// returned before the Mux's error.
 func (c *conn) Read(b []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -35,11 +37,21 @@ func (c *conn) Read(b []byte) (int, error) {
 		}
 		c.chunks = payload
 	}
-	if len(c.rest) == 0 {
-		c.rest, c.chunks = c.chunks[0], c.chunks[1:]
+	n := 0
+	for n < len(b) {
+		if len(c.rest) == 0 {
+			if len(c.chunks) == 0 {
+				break // the frame is read: the next one is for the next Read
+			}
+			c.rest, c.chunks = c.chunks[0], c.chunks[1:]
+		}
+		k := copy(b[n:], c.rest)
+		c.rest = c.rest[k:]
+		n += k
 	}
-	n := copy(b, c.rest)
-	c.rest = c.rest[n:]
+	if len(c.rest) == 0 && len(c.chunks) == 0 {
+		c.rest, c.chunks = nil, nil // let the payload go
+	}
 	return n, nil
 }
 

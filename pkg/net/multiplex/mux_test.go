@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -246,5 +247,68 @@ func TestListenAndDial(t *testing.T) {
 	lis.Close()
 	if err := <-second; !errors.Is(err, io.EOF) {
 		t.Fatalf("second Accept: %v, want io.EOF after Close", err)
+	}
+}
+
+// A Read takes as much of a frame as its buffer can, whatever the size of
+// the pieces the frame was received in (readPayload's 64 KiB and up), and
+// never bytes of the next frame: upstream's multiplex suite reads a 3-frame
+// message with one Read per frame.
+func TestReadReturnsWholeFrames(t *testing.T) {
+	a, b := pair(t)
+	ma, mb := multiplex.Multiplex(a), multiplex.Multiplex(b)
+	defer ma.Close()
+	defer mb.Close()
+	w, _ := ma.Open(multiplex.LowestConnID)
+	r, _ := mb.Open(multiplex.LowestConnID)
+
+	msg := make([]byte, 2*maxPayload+5)
+	for i := range msg {
+		msg[i] = byte(i % 251)
+	}
+	small := bytes.Repeat([]byte("s"), 200_000)
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Write(msg)
+		if err == nil {
+			_, err = w.Write(small)
+		}
+		done <- err
+	}()
+
+	buf := make([]byte, len(msg))
+	var sizes []int
+	got := 0
+	for got < len(msg) {
+		n, err := r.Read(buf[got:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, n)
+		got += n
+	}
+	if want := []int{maxPayload, maxPayload, 5}; !slices.Equal(sizes, want) {
+		t.Fatalf("reads of %v bytes, want one per frame: %v", sizes, want)
+	}
+	if !bytes.Equal(buf, msg) {
+		t.Fatal("message corrupted")
+	}
+
+	sizes = sizes[:0]
+	var rcv []byte
+	part := make([]byte, 90_000) // ends inside readPayload's pieces
+	for len(rcv) < len(small) {
+		n, err := r.Read(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, n)
+		rcv = append(rcv, part[:n]...)
+	}
+	if want := []int{90_000, 90_000, 20_000}; !slices.Equal(sizes, want) || !bytes.Equal(rcv, small) {
+		t.Fatalf("reads of %v bytes (equal %v), want %v", sizes, bytes.Equal(rcv, small), want)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,7 +3,7 @@
 package builtin
 
 import (
-	builtin "github.com/nri-handover/nri/pkg/adaptation/builtin"
+	builtin "github.com/containerd/nri/pkg/adaptation/builtin"
 	ours "github.com/nri-handover/nri/plugins/default-validator/builtin"
 )
 
