@@ -2,7 +2,7 @@
 #
 #   make test       everything CI runs: vet, verify-generate (and its negative
 #                   check), check-wire, check-deps, the Go tests (with the race
-#                   detector) and upstream's own adaptation tests against this module
+#                   detector), upstream's own test suites and third-party plugins against this module
 #   make demo       build everything and show a plugin rollout with and without handover
 #   make generate   regenerate api/ from proto/
 GO      ?= go
@@ -89,12 +89,14 @@ test-unit:
 test-integration:
 	$(GO_TEST) ./test/...
 
-# upstream-suite runs upstream containerd/nri's own external adaptation tests
-# (the version go.mod pins, from the module cache) against this module with
-# the import paths rewritten: the drop-in check. The script copies them into a
-# temporary, git-ignored package and removes it; see hack/upstream-suite.sh
-# for what is excluded and why. UPSTREAM_SUITE_FLAGS go to go test, e.g.
-# UPSTREAM_SUITE_FLAGS='-run TestPluginFailurePolicy -v'.
+# upstream-suite runs upstream containerd/nri's own test suites (the version
+# go.mod pins, from the module cache: pkg/adaptation, pkg/api, pkg/net,
+# pkg/net/multiplex, pkg/runtime-tools/generate) against this module with the
+# import paths rewritten: the drop-in check. The script copies each into a
+# temporary, git-ignored package beside a copy of ours and removes it; see
+# hack/upstream-suite.sh for its table of suites and what is excluded and why.
+# UPSTREAM_SUITES picks suites, UPSTREAM_SUITE_FLAGS go to go test, e.g.
+# UPSTREAM_SUITES=adaptation UPSTREAM_SUITE_FLAGS='-run TestPluginFailurePolicy -v'.
 UPSTREAM_SUITE_FLAGS ?=
 upstream-suite:
 	GO="$(GO)" GO_TEST_FLAGS="$(RACE) -count=1 -timeout $(TEST_TIMEOUT)" hack/upstream-suite.sh $(UPSTREAM_SUITE_FLAGS)
