@@ -18,7 +18,7 @@ const upstreamModule = "github.com/containerd/nri"
 // genprotoPin: without it the third-party module graphs, merged with ours,
 // hit "ambiguous import ... googleapis/rpc/status" (../shared/third_party's
 // README).
-const genprotoPin = "google.golang.org/genproto v0.0.0-20241021214115-324edc3d5d38"
+const genprotoPin = "google.golang.org/genproto=google.golang.org/genproto@v0.0.0-20241021214115-324edc3d5d38"
 
 // env is what the harness found: the repository root, the third-party tree
 // and upstream's module directories.
@@ -135,43 +135,23 @@ const (
 	Ours     Side = "ours"
 )
 
-// modfile writes a copy of the module's go.mod (and go.sum) at dir with
-// github.com/containerd/nri replaced: by the module cache's upstream
-// release (nriDir) for Upstream, by the stand-in for Ours; extra replaces
-// are added to both. The module's own files stay untouched (go -modfile).
+// modfile writes a copy of the module's go.mod (and go.sum) with
+// github.com/containerd/nri replaced: by nriDir (the module cache's upstream
+// release) for Upstream, or not at all when nriDir is empty (the module's own
+// requirement); by the stand-in for Ours. extra ("old[@v]=new[@v]", as go mod
+// edit -replace takes them) are added to both. The module's own files stay
+// untouched: builds use the copy through go -modfile.
 func (e *env) modfile(t *testing.T, name, modDir string, side Side, nriDir string, extra []string) string {
 	t.Helper()
 	buf, err := os.ReadFile(filepath.Join(modDir, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lines []string
-	for _, l := range strings.Split(string(buf), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "replace" && f[1] == upstreamModule {
-			continue // the module's own replace ../..
-		}
-		lines = append(lines, l)
-	}
-	repl := extra
-	switch side {
-	case Upstream:
-		if nriDir != "" {
-			repl = append(repl, upstreamModule+" => "+nriDir)
-		}
-	case Ours:
-		repl = append(repl,
-			upstreamModule+" => "+filepath.Join(e.root, "containerd-nri"),
-			"github.com/nri-handover/nri => "+e.root,
-			"google.golang.org/genproto => "+genprotoPin)
-	}
-	for _, r := range repl {
-		lines = append(lines, "replace "+r)
-	}
 	mod := filepath.Join(e.dir, "mod", string(side)+"-"+name+".mod")
 	if err := os.MkdirAll(filepath.Dir(mod), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(mod, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+	if err := os.WriteFile(mod, buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := os.ReadFile(filepath.Join(modDir, "go.sum"))
@@ -179,6 +159,25 @@ func (e *env) modfile(t *testing.T, name, modDir string, side Side, nriDir strin
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(strings.TrimSuffix(mod, ".mod")+".sum", sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The module's own replace of NRI (the sample plugins' ../..) goes.
+	args := []string{"mod", "edit", "-dropreplace=" + upstreamModule}
+	for _, r := range extra {
+		args = append(args, "-replace="+r)
+	}
+	switch side {
+	case Upstream:
+		if nriDir != "" {
+			args = append(args, "-replace="+upstreamModule+"="+nriDir)
+		}
+	case Ours:
+		args = append(args,
+			"-replace="+upstreamModule+"="+filepath.Join(e.root, "containerd-nri"),
+			"-replace=github.com/nri-handover/nri="+e.root,
+			"-replace="+genprotoPin)
+	}
+	if _, err := goOut(e.dir, []string{"GOWORK=off"}, append(args, mod)...); err != nil {
 		t.Fatal(err)
 	}
 	return mod

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // client is a third-party NRI plugin, built unchanged on each side.
@@ -198,6 +199,10 @@ func (e *env) runCell(ctx context.Context, t *testing.T, c client, runtime, plug
 		}
 		args = append(args, "-launch", launch, "-external", fmt.Sprint(c.external))
 	}
+	// A deadline, not a timing assertion: a cell whose plugin never
+	// registers fails with its output instead of hanging the suite.
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, runtime, args...)
 	cmd.Dir = dir
 	var log bytes.Buffer

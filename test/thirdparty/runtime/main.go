@@ -179,14 +179,21 @@ func main() {
 	r.started = true
 	r.mu.Unlock()
 	var launched *exec.Cmd
+	var exited chan error
 	if *launch != "" {
 		launched = exec.Command(*launch)
 		launched.Stdout, launched.Stderr = os.Stderr, os.Stderr
 		if err := launched.Start(); err != nil {
 			fail("launch: %v", err)
 		}
+		exited = make(chan error, 1)
+		go func() { exited <- launched.Wait() }()
 		for i := 0; i < *external; i++ {
-			<-r.synced
+			select {
+			case <-r.synced:
+			case err := <-exited:
+				fail("launched client exited before %d plugin(s) synchronized (%d did): %v", *external, i, err)
+			}
 		}
 		// A plugin joins the adaptation after its synchronization returns;
 		// blocking plugin sync waits for that to finish.
@@ -241,7 +248,7 @@ func main() {
 		// Not every client exits when its connection goes (differ does
 		// not): the runtime that started it ends it.
 		_ = launched.Process.Kill()
-		_ = launched.Wait()
+		<-exited
 	}
 
 	r.mu.Lock()
