@@ -80,6 +80,11 @@ check-deps:
 
 test: vet verify-generate check-generate-negative check-wire check-deps check-standin model test-go upstream-suite check-deploy
 
+# test-go includes test/thirdparty: third-party NRI clients (upstream's sample
+# plugins, containers/nri-plugins v0.14.0's sgx-epc and memory-qos) built
+# unchanged from ../shared/third_party and the module proxy, on upstream and
+# on this module, in a 2x2 differential (test/thirdparty/README.md); it skips
+# with a message without ../shared/third_party. About 50 s warm on 2 cores.
 test-go:
 	$(GO_TEST) ./...
 
