@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # hack/model/check.sh: model-checks the Promela models in hack/model/ with
-# spin (make model).
+# spin (make model). The models are of the "ledger + hold" core
+# (core-design.md, issue 30); README.md says what each covers.
 #
-# handover.pml: one search of the full state space per configuration below,
-# in spin's acceptance mode, which checks every assertion (S1-S6, D: no
-# deadlock) and the ltl formula `live` (liveness). legacy.pml, notice.pml,
-# drain.pml and grace.pml (issue 17): one search each, in safety mode, which
-# checks their assertions and reports a deadlock as an invalid end state;
-# each explores all of its configurations in one search. Then the negative
-# checks: each BUG_ variant of a model must fail, for its reason, as the wire
-# gate's negative check does (hack/expect-rejection.sh). Prints the
-# state-space size and time of every search. It installs nothing: spin comes
-# from Debian's `spin` package, and pan is compiled with gcc.
+# hold.pml: one safety search per configuration below (assertions E1-E3,
+# A1, G1, M1, W1; a deadlock is an invalid end state); the configurations
+# with a third instance are searched with -DBITSTATE (an 8 MB bit state
+# hash: partial, bounded coverage). gate.pml, legacy.pml, grace.pml: one
+# search each, in safety mode, covering every configuration they choose in
+# init. idle.pml: an acceptance search with weak fairness (ltl p0). Then the
+# negative checks: each broken variant of a model must fail, for its reason
+# (hack/expect-rejection.sh). Prints states explored, time and verdict of
+# every search. It installs nothing: spin comes from Debian's `spin`
+# package, and pan is compiled with gcc.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -29,74 +30,77 @@ models=$PWD/hack/model
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# model | name | MODEL_CONFIG. handover.pml's MODEL_CONFIG is "NOPS NEXIT
-# NKILL WITH_C C_IS_A" (handover.pml, init):
-# A joins, then B (and C) join while NOPS gated runtime operations and NEXIT
-# container exits run and NKILL plugin processes may be killed. About 50 s
-# of CPU together on a shared 2-core machine; MODEL_LARGE=1 adds larger
-# bounds (about 4 minutes, 3 GB). The other models choose their
-# configurations in init (the search covers them all) and take none.
+# model | name | MODEL_CONFIG | mode. hold.pml's MODEL_CONFIG is "PKIND
+# SDELTA GRACE WITH_T NOPS NEXIT NKILL NFAIL" (hold.pml, init): PKIND 0
+# legacy predecessor, 1 opted-in, 2 opted-in with delta rounds; SDELTA the
+# successor (and the third instance) has delta rounds; GRACE standby on;
+# WITH_T a third instance registers at any time; NOPS gated operations and
+# NEXIT container exits (at most 3 events); NKILL process kills; NFAIL
+# round trips that fail (a request timeout). mode: full (exhaustive, with
+# -DCOLLAPSE), bit (-DBITSTATE), ltl (acceptance, weak fairness).
 configs=(
-	"handover|takeover|2 1 1 0 0"
-	"handover|two crashes|1 1 2 0 0"
-	"handover|exits during the commit|1 2 1 0 0"
-	"handover|third instance, gated operation|1 0 1 1 0"
-	"handover|third instance, exit|0 1 1 1 0"
-	"handover|restarted superseded instance|1 0 1 1 1"
-	"legacy|legacy and opted-in registrations of one name|-"
-	"notice|role notices outside the adaptation's lock|-"
-	"drain|an operation outlasting the drain|-"
-	"grace|the grace timer against a reactivation|-"
+	"hold|opted-in+delta -> delta successor, standby|2 1 1 0 1 1 1 0|full"
+	"hold|opted-in+delta -> successor without delta, standby, a failure|2 0 1 0 1 1 1 1|full"
+	"hold|opted-in -> delta successor, standby, two exits, two kills|1 1 1 0 0 2 2 0|full"
+	"hold|opted-in -> successor without delta, no standby, a failure|1 0 0 0 1 1 1 1|full"
+	"hold|legacy -> delta successor (join under the gate)|0 1 1 0 1 1 1 0|full"
+	"hold|legacy -> successor without delta, a failure|0 0 1 0 1 1 1 1|full"
+	"hold|third instance, delta, standby|2 1 1 1 0 1 1 0|bit"
+	"hold|third instance, without delta, standby|1 0 1 1 1 0 1 0|bit"
+	"hold|third instance, without delta, no standby|2 0 0 1 0 1 1 0|bit"
+	"gate|SyncFn under the gate, containerd's per-container state|-|full"
+	"idle|the commit does not wait for an idle instant|-|ltl"
+	"legacy|legacy and opted-in registrations of one name|-|full"
+	"grace|the grace timer against a reactivation|-|full"
 )
-if [[ ${MODEL_LARGE:-} == 1 ]]; then
-	configs+=(
-		"handover|large: two crashes|2 1 2 0 0"
-		"handover|large: third instance|1 1 1 1 0"
-		"handover|large: restarted superseded instance|1 1 1 1 1"
-	)
-fi
 
-# build DIR MODEL OPT DEFINES...: generates the verifier for MODEL.pml (with
-# the spin -D defines given) and compiles it with gcc OPT into $work/DIR/pan:
-# handover.pml for the acceptance search, the others for safety.
+# build DIR MODEL MODE OPT DEFINES...: the verifier for MODEL.pml (spin -D
+# defines given), compiled with gcc OPT into $work/DIR/pan.
 build() {
-	local dir=$work/$1 model=$2 opt=$3 mode=-DSAFETY
-	shift 3
-	[[ $model == handover ]] && mode=
+	local dir=$work/$1 model=$2 mode=$3 opt=$4 cflags
+	shift 4
+	case $mode in
+	full) cflags=(-DSAFETY -DCOLLAPSE) ;;
+	bit) cflags=(-DSAFETY -DBITSTATE) ;;
+	ltl) cflags=() ;;
+	esac
 	mkdir -p "$dir"
 	cp "$models/$model.pml" "$dir/"
-	(cd "$dir" && spin -a "$@" "$model.pml" >/dev/null && gcc "$opt" -DCOLLAPSE $mode -o pan pan.c)
+	(cd "$dir" && spin -a "$@" "$model.pml" >/dev/null && gcc "$opt" -w "${cflags[@]}" -o pan pan.c)
 }
 
-# search DIR MODEL CONFIG: runs $work/DIR/pan on one configuration and prints
-# its output; fails unless the search completed without errors.
+# search DIR MODE CONFIG: runs $work/DIR/pan and prints its output; fails
+# unless the search completed without errors.
 search() {
 	local out flags=(-m200000)
-	[[ $2 == handover ]] && flags+=(-a)
+	case $2 in
+	bit) flags+=(-w26) ;;
+	ltl) flags+=(-a -f) ;;
+	esac
 	out=$(cd "$work/$1" && MODEL_CONFIG=$3 ./pan "${flags[@]}" 2>&1) || true
 	echo "$out"
 	grep -q "errors: 0" <<<"$out" && ! grep -qE "Search not completed|max search depth too small" <<<"$out"
 }
 
-# summary pulls the figures out of pan's output.
 summary() {
 	awk '/states, stored/ { s = $1 } /^State-vector/ { v = $2 } /elapsed time/ { t = $4 }
-		/total actual memory usage/ { m = $1 }
-		END { printf "%s states (vector %s bytes), %s MB, %s s", s, v, m, t }'
+		END { printf "%s states (vector %s bytes), %s s", s, v, t }'
 }
 
 failures=0
-# handover.pml's searches are long: optimized. The others take a second.
-build handover handover -O2
-for m in legacy notice drain grace; do
-	build "$m" "$m" -O0
-done
+declare -A built
 for c in "${configs[@]}"; do
-	IFS='|' read -r model name config <<<"$c"
+	IFS='|' read -r model name config mode <<<"$c"
+	if [[ -z ${built[$model-$mode]:-} ]]; then
+		opt=-O0
+		[[ $model == hold ]] && opt=-O2
+		build "$model-$mode" "$model" "$mode" "$opt"
+		built[$model-$mode]=1
+	fi
 	label="$model.pml: $name"
 	[[ $config != - ]] && label+=" ($config)"
-	if out=$(search "$model" "$model" "$config"); then
-		echo "model: $label: ok: $(summary <<<"$out")"
+	if out=$(search "$model-$mode" "$mode" "$config"); then
+		echo "model: $label: holds: $(summary <<<"$out")"
 	else
 		echo "model: $label: FAILED" >&2
 		echo "$out" | grep -vE '^\s*$' | sed 's/^/    /' >&2
@@ -104,32 +108,34 @@ for c in "${configs[@]}"; do
 	fi
 done
 
-# model | BUG_ variant | MODEL_CONFIG | what the failure must show. They fail
-# within a few thousand states, so pan is compiled without optimization.
+# model | variant (-D define) | MODEL_CONFIG | mode | what the failure must
+# show. Each must be rejected.
 negatives=(
-	"handover|ACTIVE_FIRST|2 1 1 0 0|S6_one_active"
-	"handover|NO_SEQ_CHECK|2 1 1 0 0|S5_made_whole"
-	"handover|NO_DRAIN|2 1 1 0 0|S5_made_whole"
-	"handover|RESUME_AT_LOSS|2 1 1 0 0|S5_made_whole"
-	"handover|LATE_ACTIVE|2 1 1 0 0|S4_active_first"
-	"handover|NO_RESERVE|2 1 1 0 0|S2w_window"
-	"handover|STANDBY_DISPATCH|2 1 1 0 0|S1_no_duplicate"
-	"handover|KEEP_GATE|1 1 2 0 0|D_no_deadlock"
-	"handover|MISSED_FAILS|2 1 1 0 0|acceptance cycle"
-	"legacy|ADMIT_AT_REGISTRATION|-|L1_apart"
-	"notice|NOTICE_UNDER_LOCK|-|N1_no_deadlock"
-	"notice|NO_REINSTATE|-|N3_one_active"
-	"drain|DRAIN_FALLBACK|-|F1_no_freeze"
-	"grace|STALE_GRACE|-|G1_no_stale_grace"
+	"hold|BUG_ACTIVE_UNDER_RMU|2 0 1 0 0 1 1 0|full|E2_one_serves"
+	"hold|BUG_REACT_REFUSED|2 1 1 1 0 0 1 0|full|invalid end state"
+	"hold|BUG_SHARED_VACANCY|2 1 0 1 0 0 1 0|full|invalid end state"
+	"hold|BUG_HOLD_UNDER_MU|2 1 1 0 0 1 0 0|full|invalid end state"
+	"hold|BUG_JOIN_GAP|0 0 1 0 0 1 0 0|full|E1_made_whole"
+	"gate|BUG_SYNC_OUTSIDE_GATE|-|full|R1_stop_relayed"
+	"gate|BUG_JOIN_OUTSIDE_GATE|-|full|R2_routed_knows"
+	"gate|DESIGN_CRASH_EXIT|-|full|R1_stop_relayed"
+	"idle|BUG_IDLE_COMMIT|-|ltl|acceptance cycle"
+	"legacy|BUG_ADMIT_AT_REGISTRATION|-|full|L1_apart"
+	"grace|BUG_STALE_GRACE|-|full|G1_no_stale_grace"
 )
 for n in "${negatives[@]}"; do
-	IFS='|' read -r model bug config want <<<"$n"
-	build "$bug" "$model" -O0 -DBUG_"$bug"
-	expect_rejection model-negative "$model.pml BUG_$bug" "$want" search "$bug" "$model" "$config" || failures=$((failures + 1))
+	IFS='|' read -r model bug config mode want <<<"$n"
+	build "$bug" "$model" "$mode" -O0 -D"$bug"
+	if out=$(expect_rejection model-negative "$model.pml $bug" "$want" search "$bug" "$mode" "$config" 2>&1); then
+		echo "$out ($(grep -oE '[0-9]+ states, stored' <<<"$(cd "$work/$bug" && MODEL_CONFIG=$config ./pan -m200000 $([[ $mode == ltl ]] && echo -a -f) 2>&1)" | cut -d' ' -f1) states)"
+	else
+		echo "$out" >&2
+		failures=$((failures + 1))
+	fi
 done
 
 if ((failures > 0)); then
 	echo "model: $failures check(s) did not behave" >&2
 	exit 1
 fi
-echo "model: all ${#configs[@]} configurations hold, all ${#negatives[@]} broken variants fail"
+echo "model: all ${#configs[@]} configurations hold, all ${#negatives[@]} broken variants are rejected"
