@@ -8,8 +8,10 @@
 #      package of this module outside test/upstream/, tests included, may
 #      depend on github.com/containerd/nri only through pkg/net and
 #      pkg/net/multiplex (which carry no protobuf types);
-#   2. the upstream peers under test/upstream/ must not link our api package
-#      (directly or through any other package of ours).
+#   2. the upstream peers under test/upstream/, and test/thirdparty/runtime
+#      (written against upstream's API, built on upstream and on the stand-in),
+#      must not link our api package (directly or through any other package
+#      of ours).
 # And it keeps a runtime's toolchain where upstream leaves it:
 #   3. no module in our build list (ours included) may declare a newer go
 #      directive than upstream's at the version go.mod pins, or vendoring us
@@ -30,7 +32,7 @@ status=0
 while read -r pkg deps; do
 	[[ -z "$pkg" ]] && continue
 	case "$pkg" in
-	"$module"/test/upstream/*)
+	"$module"/test/upstream/* | "$module"/test/thirdparty/runtime)
 		for d in $deps; do
 			if [[ "$d" == "$module/api" || "$d" == "$module"/api/* ]]; then
 				echo "check-deps: $pkg (an upstream peer) links our API package $d" >&2
