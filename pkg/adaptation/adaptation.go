@@ -111,6 +111,10 @@ type Adaptation struct {
 	// hook is WithScheduleHook's, called at each boundary of the handover
 	// (schedule.go); nil outside tests.
 	hook func(point string)
+	// probe is the exploration's (explore_test.go): the schedule's
+	// boundaries with the instance crossing them, and where a goroutine is
+	// about to wait; nil outside tests.
+	probe func(ctx context.Context, point string, p *plugin)
 	// ledger is the adaptation's record of the runtime's state (ledger.go).
 	ledger ledger
 	// hold pauses event dispatch for a switch (hold.go).

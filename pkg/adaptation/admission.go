@@ -153,7 +153,7 @@ var admissionRules = []admissionRule{
 			// At a switch only the instance it replaces counts: a newer
 			// candidate takes over from it in turn (a standby's
 			// reactivation must not wait for one).
-			if inc == nil || inc == p || a.atSwitch && inc != a.s.active {
+			if inc == nil || inc == p || a.atSwitch && !bugGenerationVsCandidate && inc != a.s.active {
 				continue
 			}
 			if ig, iok := a.g.precedence(inc); pok && iok && pg < ig {

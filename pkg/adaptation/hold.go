@@ -96,6 +96,9 @@ func (h *hold) enqueue() *holdTicket {
 // enqueueUrgent queues an urgent holder: after the one holding, if any, and
 // the urgent ones before it.
 func (h *hold) enqueueUrgent() *holdTicket {
+	if bugNonUrgentHolds {
+		return h.enqueue()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.next++
@@ -197,7 +200,8 @@ func (r *Adaptation) lockDispatch(ctx context.Context) (uint64, error) {
 	h.next++
 	n := h.next
 	h.events = append(h.events, n)
-	for h.blocks(n) {
+	for !bugEventsIgnoreHold && h.blocks(n) {
+		r.trace(ctx, pointHoldWait, nil)
 		if err := h.wait(ctx); err != nil {
 			h.done(n)
 			h.mu.Unlock()

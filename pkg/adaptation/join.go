@@ -80,7 +80,7 @@ func (p *plugin) describe() string {
 // placed its process if the rules need it (resolveIdentities), and
 // disconnects a pending candidate it displaced.
 func (g *registry) screen(ctx context.Context, p *plugin) error {
-	g.r.at(pointRegister)
+	g.r.atFor(pointRegister, p)
 	g.resolveIdentities(ctx, p)
 	displaced, err := g.place(p)
 	if err != nil {
@@ -149,7 +149,7 @@ func (g *registry) joinsFromLedger(p *plugin) bool {
 // operation that takes BlockPluginSync after its Synchronize reaches it.
 func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
 	r := g.r
-	r.at(pointGate)
+	r.atFor(pointGate, p)
 	if err := r.syncGate.Lock(ctx); err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 	)
 	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
 		r.ledger.seed(from, pods, ctrs)
-		if updates, serr = p.synchronize(ctx, pods, ctrs, takeover); serr != nil || !p.handsOver() {
+		if updates, serr = p.synchronize(ctx, pods, ctrs, takeover); serr != nil || !p.handsOver() || bugHoldAfterSyncFn {
 			return
 		}
 		// The switch's hold is taken before SyncFn returns: the runtime
@@ -187,6 +187,12 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 	})
 	if err == nil {
 		err = serr
+	}
+	if bugHoldAfterSyncFn && err == nil && p.handsOver() {
+		held = r.hold.enqueue()
+		if err = r.acquire(ctx, held); err != nil {
+			held = nil
+		}
 	}
 	if err != nil {
 		if held != nil {

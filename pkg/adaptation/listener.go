@@ -91,6 +91,7 @@ func (r *Adaptation) acceptConnections(l net.Listener) {
 // serveConn takes an external plugin through registration, configuration and
 // admission.
 func (r *Adaptation) serveConn(conn net.Conn) {
+	defer r.trace(nil, pointServed, nil)
 	p := r.newPlugin(kindExternal)
 	if err := p.connect(conn); err != nil {
 		r.log.Errorf(r.ctx, "failed to set up plugin connection: %v", err)

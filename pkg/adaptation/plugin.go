@@ -419,6 +419,7 @@ func (p *plugin) notifyShutdown(req *api.ShutdownRequest) {
 func (p *plugin) connectionLost() {
 	p.lostOnce.Do(func() { close(p.lostC) })
 	p.r.reg.remove(p) // before closing: see shutdown
+	p.r.trace(nil, pointLost, p)
 	if !p.beginClose() {
 		return
 	}
@@ -429,7 +430,7 @@ func (p *plugin) connectionLost() {
 // teardown closes the transport, stops a launched process and forgets the
 // plugin. It runs once and closes doneC when finished.
 func (p *plugin) teardown() {
-	p.r.at(pointDisconnect)
+	p.r.atFor(pointDisconnect, p)
 	p.teardownOnce.Do(func() {
 		if p.kind != kindBuiltin && p.mux != nil {
 			// Let answers already on their way out (RegisterPlugin's reply

@@ -1,5 +1,7 @@
 package adaptation
 
+import "context"
+
 // Schedule perturbation, for tests.
 //
 // The handover's guarantees must hold on every interleaving a node
@@ -37,9 +39,32 @@ func WithScheduleHook(hook func(point string)) Option {
 	}
 }
 
+// Points only the exploration sees (explore_test.go): they mark where an
+// activity begins or ends, or a goroutine waits, so that it can tell when
+// the system has settled without timing anything.
+const (
+	pointServed       = "served"       // serveConn returned
+	pointLost         = "lost"         // a lost connection was taken out of its slot
+	pointReactivating = "reactivating" // a reactivation was started
+	pointReactivated  = "reactivated"  // a reactivation ended
+	pointHoldWait     = "hold-wait"    // an event waits for a hold (the hold's lock is held)
+)
+
 // at lets the schedule hook run at a boundary.
-func (r *Adaptation) at(point string) {
+func (r *Adaptation) at(point string) { r.atFor(point, nil) }
+
+// atFor is at for a boundary p crosses.
+func (r *Adaptation) atFor(point string, p *plugin) {
 	if h := r.hook; h != nil {
 		h(point)
+	}
+	r.trace(nil, point, p)
+}
+
+// trace tells the exploration's probe, if any, about a point (ctx is the
+// event's, for a wait).
+func (r *Adaptation) trace(ctx context.Context, point string, p *plugin) {
+	if pr := r.probe; pr != nil {
+		pr(ctx, point, p)
 	}
 }

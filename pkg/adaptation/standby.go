@@ -35,8 +35,8 @@ func (g *registry) startGrace(s *slot, p *plugin) {
 // names the timer: one that fired while stopGrace stopped it (the successor
 // was lost and the standby's reactivation queued) must not retire it.
 func (g *registry) graceOver(s *slot, p *plugin, seq uint64) {
-	g.r.at(pointGrace)
-	defer g.r.at(pointGraceDone)
+	g.r.atFor(pointGrace, p)
+	defer g.r.atFor(pointGraceDone, p)
 	g.mu.Lock()
 	if s.standby != p || s.graceSeq != seq || s.graceT == nil {
 		g.mu.Unlock()
@@ -70,9 +70,11 @@ func (g *registry) startReactivation(standby, lost *plugin) {
 	t := g.r.hold.enqueueUrgent()
 	resume := standby.slot.resume
 	standby.slot.resume = nil // the reactivation reads and closes it
+	g.r.trace(nil, pointReactivating, standby)
 	g.r.wg.Add(1)
 	go func() {
 		defer g.r.wg.Done()
+		defer g.r.trace(nil, pointReactivated, standby)
 		g.reactivate(standby, lost, resume, t)
 	}()
 }
@@ -100,7 +102,7 @@ func (g *registry) reactivateHeld(p, lost *plugin, resume *cursor, t *holdTicket
 	r := g.r
 	ctx := r.ctx
 	defer r.release(t)
-	r.at(pointSwitch)
+	r.atFor(pointSwitch, p)
 	if err := r.acquire(ctx, t); err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *
 // switchHeld is switchTo in the hold t, already acquired, if it is set.
 func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
 	r := g.r
-	r.at(pointSwitch)
+	r.atFor(pointSwitch, p)
 	if !p.handsOver() { // as upstream: added between two events
 		r.Lock()
 		defer r.Unlock()
@@ -231,7 +231,7 @@ func (g *registry) tellRole(ctx context.Context, p *plugin, role api.PluginRole,
 	if !p.handsOver() || p.isClosed() {
 		return nil
 	}
-	g.r.at(pointNotice)
+	g.r.atFor(pointNotice, p)
 	req := &api.RoleChangeRequest{Role: role, Message: msg}
 	if peer != nil {
 		req.PeerVersion, req.PeerInstance, req.PeerGeneration = peer.version, peer.instance, peer.generation

@@ -27,6 +27,9 @@ type syncGate struct {
 	// and releases a read hold for every operation, and must not pay for a
 	// channel (or a wake-up) when nobody is waiting.
 	changed chan struct{}
+	// onWait, if set, is called (g.mu held) when a runtime operation is
+	// about to wait for the gate: the exploration's probe.
+	onWait func()
 }
 
 // gateTicket is not zero-sized: pointers to zero-sized values need not differ.
@@ -54,6 +57,9 @@ func (g *syncGate) broadcast() {
 func (g *syncGate) RLock() {
 	g.mu.Lock()
 	for g.writer || len(g.queue) > 0 {
+		if g.onWait != nil {
+			g.onWait()
+		}
 		ch := g.waitC()
 		g.mu.Unlock()
 		<-ch

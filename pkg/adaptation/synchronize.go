@@ -215,7 +215,7 @@ func (p *plugin) synchronizeDelta(ctx context.Context, d *delta, takeover *api.T
 // wrong, or the envelope did not fit), into ever smaller messages if it was
 // planned by exact sizes. What the plugin already received stands.
 func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.ContainerUpdate, error) {
-	p.r.at(pointSyncRound)
+	p.r.atFor(pointSyncRound, p)
 	ctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
 	defer cancel()
 

@@ -1,0 +1,13 @@
+//go:build !nribugs
+
+package adaptation
+
+// Issue 30's findings, each with its fix reverted, for the exploration to
+// prove it finds them (explore_bugs_test.go, built with -tags nribugs).
+// Here they are constants: every revert compiles away.
+const (
+	bugNonUrgentHolds        = false // hold.go: enqueueUrgent queues an ordinary hold
+	bugHoldAfterSyncFn       = false // join.go: a join under the gate holds after SyncFn returned
+	bugEventsIgnoreHold      = false // hold.go: lockDispatch does not wait for holds
+	bugGenerationVsCandidate = false // admission.go: at a switch, the generation rule counts the pending candidate
+)

@@ -1,0 +1,923 @@
+package adaptation
+
+// Issue 30, "check it exhaustively": a systematic exploration of the real
+// code's interleavings for small configurations.
+//
+// The system (registrations, joins, switches, reactivations) runs on its
+// own goroutines and crosses the schedule's points (schedule.go, the fake
+// plugins' Synchronize and RoleChange handlers). The environment's steps (a
+// gated operation, an exit bypassing the gate, a crash, a third instance
+// registering) are injected at chosen points: when the system reaches the
+// point it is parked, the step runs until it is done or waits (for the
+// hold, the gate or the runtime's mutex, each probed), then the point is
+// released. A schedule is the list of (step, point) choices; steps left out
+// run once the system has settled. Points are named by what crosses them
+// and the how-manyeth time (switch@b#1), so that a schedule replays by its
+// id: NRI_EXPLORE_ID=<id> (printed on failure). The exploration is a
+// breadth-first search over the points each run reached: every schedule
+// with one forced order, then two, ... up to a depth and a budget.
+//
+// After each schedule it checks: every dispatched event relayed to at most
+// one instance of the name; if some instance is alive (not crashed),
+// synchronized and not disconnected by the runtime, exactly one instance is
+// active, it is alive and it knows every event (relayed to it, or in a
+// round it was sent): so an event may reach nobody only while no instance
+// is alive and synchronized (the only active one crashed with no standby
+// and no candidate joining from the ledger), and whoever serves next learns
+// it from its rounds; at most one instance active at every point, and at
+// most one live instance told ACTIVE; no event to an opted-in instance not
+// told ACTIVE; SyncFn only under the gate with no operation in flight; no
+// plugin round trip inside a hold while the adaptation's lock is held; and
+// the schedule ends within its deadline (a wait that only a timeout would
+// end is a hang, reported with the schedule).
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nri-handover/nri/api"
+)
+
+type exploreConfig struct {
+	pred      string // "legacy", "opted" (no delta rounds), "delta"
+	succDelta bool   // the successor (and the third instance) take delta rounds
+	grace     bool   // WithStandbyGrace (longer than any schedule: the standby stays)
+	third     bool   // a third instance registers (a step)
+	crash     string // "", "a", "b", "c": which instance crashes (a step)
+	callback  bool   // opted-in instances call UpdateContainers from their ACTIVE handler
+}
+
+func (c exploreConfig) String() string {
+	s := []string{"pred=" + c.pred, "succ=full"}
+	if c.succDelta {
+		s[1] = "succ=delta"
+	}
+	if c.grace {
+		s = append(s, "grace")
+	}
+	if c.third {
+		s = append(s, "third")
+	}
+	if c.crash != "" {
+		s = append(s, "crash="+c.crash)
+	}
+	if c.callback {
+		s = append(s, "cb")
+	}
+	return strings.Join(s, ",")
+}
+
+func parseExploreConfig(s string) (exploreConfig, error) {
+	var c exploreConfig
+	for _, f := range strings.Split(s, ",") {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "pred":
+			c.pred = v
+		case "succ":
+			c.succDelta = v == "delta"
+		case "grace":
+			c.grace = true
+		case "third":
+			c.third = true
+		case "crash":
+			c.crash = v
+		case "cb":
+			c.callback = true
+		default:
+			return c, fmt.Errorf("unknown config field %q", f)
+		}
+	}
+	return c, nil
+}
+
+// steps are the environment's steps of a configuration, in the order left
+// out steps run.
+func (c exploreConfig) steps() []string {
+	s := []string{"gated", "exit"}
+	if c.crash != "" {
+		s = append(s, "crash")
+	}
+	if c.third {
+		s = append(s, "third")
+	}
+	return s
+}
+
+// choice injects step at label ("now": as soon as the previous one waits or ends).
+type choice struct{ step, label string }
+
+func scheduleID(c exploreConfig, sched []choice) string {
+	var parts []string
+	for _, ch := range sched {
+		parts = append(parts, ch.step+"@"+ch.label)
+	}
+	return c.String() + "|" + strings.Join(parts, ";")
+}
+
+func parseScheduleID(id string) (exploreConfig, []choice, error) {
+	cs, ss, ok := strings.Cut(id, "|")
+	if !ok {
+		return exploreConfig{}, nil, fmt.Errorf("schedule id %q has no |", id)
+	}
+	c, err := parseExploreConfig(cs)
+	if err != nil {
+		return c, nil, err
+	}
+	var sched []choice
+	if ss != "" {
+		for _, p := range strings.Split(ss, ";") {
+			st, l, ok := strings.Cut(p, "@")
+			if !ok {
+				return c, nil, fmt.Errorf("choice %q is not step@label", p)
+			}
+			sched = append(sched, choice{st, l})
+		}
+	}
+	return c, sched, nil
+}
+
+type stepKey struct{}
+
+// explorer is one schedule's scheduler and observer.
+type explorer struct {
+	r   *Adaptation
+	rt  *fakeRuntime
+	cfg exploreConfig
+
+	mu         sync.Mutex
+	trace      []string
+	counts     map[string]int
+	targets    []string
+	next       int             // the next target to wait for
+	parked     []chan struct{} // closed when targets[i] is reached (and parked)
+	parkedAt   []int           // its position in trace
+	release    []chan struct{} // closed to let it go
+	activities int             // serveConn and reactivations running
+	quiet      chan struct{}   // closed while activities == 0
+	blocked    map[int]chan struct{}
+	lost       map[string]bool
+	lostC      map[string]chan struct{}
+	fakes      map[string]*exploreFake
+	relayed    map[string][]string // event key -> instances it was relayed to
+	violations []string
+	gatedStep  int // the gated step's index, -1 before it runs
+}
+
+type exploreFake struct {
+	*fakePlugin
+	who     string
+	opted   bool
+	mu      sync.Mutex
+	role    api.PluginRole
+	crashed bool
+}
+
+func (e *explorer) violate(format string, args ...any) {
+	e.mu.Lock()
+	e.violations = append(e.violations, fmt.Sprintf(format, args...))
+	e.mu.Unlock()
+}
+
+func (e *explorer) quietC() chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.quiet
+}
+
+func (e *explorer) activity(d int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	was := e.activities
+	e.activities += d
+	switch {
+	case was == 0 && e.activities > 0:
+		e.quiet = make(chan struct{})
+	case was > 0 && e.activities == 0:
+		close(e.quiet)
+	case e.activities < 0:
+		e.violations = append(e.violations, "activity count below zero")
+	}
+}
+
+// probe is the adaptation's probe (Adaptation.probe).
+func (e *explorer) probe(ctx context.Context, point string, p *plugin) {
+	who := ""
+	if p != nil {
+		who = p.instance
+	}
+	switch point {
+	case pointHoldWait: // the hold's lock is held: signal only
+		if i, ok := ctx.Value(stepKey{}).(int); ok {
+			e.stepBlocked(i)
+		}
+	case pointServed, pointReactivated:
+		e.activity(-1)
+	case pointReactivating: // the registry's lock is held
+		e.activity(1)
+	case pointLost:
+		e.mu.Lock()
+		e.lost[who] = true
+		if ch := e.lostC[who]; ch != nil {
+			close(ch)
+			delete(e.lostC, who)
+		}
+		e.mu.Unlock()
+	case pointGraceDone, pointDrain, pointActivate:
+	default:
+		e.checkOneActive(point + "@" + who)
+		e.arrive(point + "@" + who)
+	}
+}
+
+func (e *explorer) stepBlocked(i int) {
+	e.mu.Lock()
+	if ch := e.blocked[i]; ch != nil {
+		close(ch)
+		delete(e.blocked, i)
+	}
+	e.mu.Unlock()
+}
+
+// arrive records a point and parks there if it is the next target.
+func (e *explorer) arrive(label string) {
+	e.mu.Lock()
+	n := e.counts[label] + 1
+	e.counts[label] = n
+	full := label + "#" + strconv.Itoa(n)
+	e.trace = append(e.trace, full)
+	if e.next >= len(e.targets) || e.targets[e.next] != full {
+		e.mu.Unlock()
+		return
+	}
+	i := e.next
+	e.next++
+	e.parkedAt[i] = len(e.trace) - 1
+	close(e.parked[i])
+	rel := e.release[i]
+	e.mu.Unlock()
+	<-rel
+}
+
+// checkOneActive: at most one opted-in instance of the name is active (a
+// legacy one taken over leaves the dispatch list in the switch's hold, where
+// no event passes: the duplicate check at the end covers it).
+func (e *explorer) checkOneActive(at string) {
+	var ids []string
+	for _, p := range e.r.reg.active() {
+		if p.name() == "10-p" && p.handsOver() {
+			ids = append(ids, p.instance)
+		}
+	}
+	if len(ids) > 1 {
+		e.violate("%d opted-in instances active at %s: %q", len(ids), at, ids)
+	}
+}
+
+// inHoldUnderLock: a plugin round trip inside a hold while the adaptation's
+// lock is held (events cannot hold it then: they wait for the hold).
+func (e *explorer) inHoldUnderLock() bool {
+	h := &e.r.hold
+	h.mu.Lock()
+	holding := h.holding
+	h.mu.Unlock()
+	if !holding {
+		return false
+	}
+	if e.r.TryLock() {
+		e.r.Unlock()
+		return false
+	}
+	return true
+}
+
+func (e *explorer) newFake(who string, gen uint64, opted, delta bool) *exploreFake {
+	f := &exploreFake{fakePlugin: newFakePlugin("10", "p", nil), who: who, opted: opted}
+	f.events.Set(api.Event_CREATE_CONTAINER, api.Event_STOP_CONTAINER)
+	f.regReq = func(q *api.RegisterPluginRequest) {
+		q.InstanceId, q.Generation = who, gen
+		q.Features = nil
+		if opted {
+			q.Features = []string{api.FeatureHandover}
+		}
+		if delta {
+			q.Features = append(q.Features, api.FeatureDeltaSync)
+		}
+	}
+	f.onSync = func(*api.SynchronizeRequest) {
+		if e.inHoldUnderLock() {
+			e.violate("Synchronize to %s in a hold under the adaptation's lock", who)
+		}
+		e.arrive("psync@" + who)
+	}
+	f.roleChange = func(ctx context.Context, req *api.RoleChangeRequest) error {
+		if e.inHoldUnderLock() {
+			e.violate("RoleChange to %s in a hold under the adaptation's lock", who)
+		}
+		e.arrive("prole@" + who)
+		f.mu.Lock()
+		crashed := f.crashed
+		f.mu.Unlock()
+		if crashed {
+			return fmt.Errorf("crashed")
+		}
+		if req.GetRole() == api.PluginRole_PLUGIN_ROLE_ACTIVE {
+			for _, o := range e.fakes {
+				if o != f && o.believesActive() {
+					e.violate("%s told ACTIVE while %s, alive and connected, believes it is active", who, o.who)
+				}
+			}
+		}
+		f.mu.Lock()
+		f.role = req.GetRole()
+		f.mu.Unlock()
+		if e.cfg.callback && req.GetRole() == api.PluginRole_PLUGIN_ROLE_ACTIVE {
+			// Re-applying its policy: UpdateFn takes the runtime's mutex,
+			// which an event relay may hold meanwhile.
+			_, err := f.runtime.UpdateContainers(ctx, &api.UpdateContainersRequest{
+				Update: []*api.ContainerUpdate{{ContainerId: "c0"}},
+			})
+			if err != nil {
+				e.violate("UpdateContainers from %s's ACTIVE handler: %v", who, err)
+			}
+		}
+		return nil
+	}
+	f.handle = func(_ context.Context, ev api.Event, req any) (any, error) {
+		var key string
+		switch q := req.(type) {
+		case *api.CreateContainerRequest:
+			key = "create:" + q.GetContainer().GetId()
+		case *api.StopContainerRequest:
+			key = "stop:" + q.GetContainer().GetId()
+		default:
+			key = ev.PrettyName()
+		}
+		f.mu.Lock()
+		role := f.role
+		f.mu.Unlock()
+		if f.opted && role != api.PluginRole_PLUGIN_ROLE_ACTIVE {
+			e.violate("event %s reached %s, told %s", key, who, role)
+		}
+		e.mu.Lock()
+		e.relayed[key] = append(e.relayed[key], who)
+		e.mu.Unlock()
+		return nil, nil
+	}
+	e.fakes[who] = f
+	return f
+}
+
+// believesActive: alive, connected and told ACTIVE (last).
+func (f *exploreFake) believesActive() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.opted && !f.crashed && !f.gone() && f.role == api.PluginRole_PLUGIN_ROLE_ACTIVE
+}
+
+func (f *exploreFake) syncedFull() bool {
+	f.fakePlugin.mu.Lock()
+	defer f.fakePlugin.mu.Unlock()
+	return slices.ContainsFunc(f.syncs, func(s *api.SynchronizeRequest) bool { return !s.GetDelta() })
+}
+
+// knows tells whether f learnt of the event key from a round.
+func (f *exploreFake) knowsFromRound(key string) bool {
+	f.fakePlugin.mu.Lock()
+	defer f.fakePlugin.mu.Unlock()
+	kind, id, _ := strings.Cut(key, ":")
+	for _, s := range f.syncs {
+		if kind == "stop" && slices.Contains(s.GetRemovedContainers(), id) {
+			return true
+		}
+		for _, c := range s.GetContainers() {
+			if c.GetId() != id {
+				continue
+			}
+			if kind == "create" || c.GetState() == api.ContainerState_CONTAINER_STOPPED {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// connect dials and registers in the background; it is an activity until
+// the adaptation's serveConn returns.
+func (e *explorer) connect(f *exploreFake, sock string, done chan<- struct{}) error {
+	e.activity(1)
+	conn, err := dialUnix(sock)
+	if err != nil {
+		e.activity(-1)
+		return err
+	}
+	f.attach(&testing.T{}, conn)
+	go func() {
+		defer close(done)
+		_ = f.register(context.Background()) // refusals are part of the exploration
+	}()
+	return nil
+}
+
+type scheduleResult struct {
+	trace    []string
+	parkedAt []int // -1: the target was not reached
+	failures []string
+}
+
+const exploreDeadline = 30 * time.Second
+
+// runSchedule runs one schedule of cfg and checks it.
+func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult {
+	e := &explorer{cfg: cfg, gatedStep: -1, counts: map[string]int{}, quiet: make(chan struct{}), blocked: map[int]chan struct{}{},
+		lost: map[string]bool{}, lostC: map[string]chan struct{}{}, fakes: map[string]*exploreFake{}, relayed: map[string][]string{}}
+	close(e.quiet)
+	var res scheduleResult
+	fail := func(format string, args ...any) {
+		res.failures = append(res.failures, fmt.Sprintf(format, args...))
+	}
+	deadline := time.NewTimer(exploreDeadline)
+	defer deadline.Stop()
+	hung := false
+	wait := func(ch <-chan struct{}, what string) bool {
+		if hung {
+			return false
+		}
+		select {
+		case <-ch:
+			return true
+		case <-deadline.C:
+			hung = true
+			fail("hang: %s did not happen within %s", what, exploreDeadline)
+			return false
+		}
+	}
+
+	c0 := &api.Container{Id: "c0", PodSandboxId: "pod1", State: api.ContainerState_CONTAINER_RUNNING}
+	pod := &api.PodSandbox{Id: "pod1"}
+	rt := newFakeRuntime()
+	rt.pods, rt.containers = []*api.PodSandbox{pod}, []*api.Container{c0}
+	rt.nriMu = &sync.Mutex{}
+	rt.updates = make(chan []*api.ContainerUpdate, 64)
+	e.rt = rt
+	var r *Adaptation
+	syncFn := func(ctx context.Context, cb SyncCB) error {
+		if r.syncGate.inFlight() != 0 || !r.syncGate.exclusive() {
+			e.violate("SyncFn called while an operation holds BlockPluginSync or without the gate")
+		}
+		return rt.sync(ctx, cb)
+	}
+	dir, err := os.MkdirTemp("", "nri")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "nri.sock")
+	opts := []Option{WithLogger(quietLogger()), WithSocketPath(sock),
+		WithPluginPath(filepath.Join(dir, "none")), WithPluginConfigPath(filepath.Join(dir, "none"))}
+	if cfg.grace {
+		opts = append(opts, WithStandbyGrace(time.Hour))
+	}
+	r, err = New("test-runtime", "v0", syncFn, rt.update, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.r = r
+	r.probe = e.probe
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var fakes []*exploreFake
+	defer func() {
+		for _, f := range fakes {
+			f.close()
+		}
+		r.Stop()
+	}()
+
+	// The predecessor, active before anything is explored.
+	a := e.newFake("a", 1, cfg.pred != "legacy", cfg.pred == "delta")
+	fakes = append(fakes, a)
+	aReg := make(chan struct{})
+	if err := e.connect(a, sock, aReg); err != nil {
+		t.Fatal(err)
+	}
+	if !wait(aReg, "a registered") || !wait(e.quietC(), "a joined") {
+		res.failures = append(res.failures, "setup failed")
+		return res
+	}
+	if got := activeInstances(r, "10-p"); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("setup: active %q, want a", got)
+	}
+	e.mu.Lock()
+	e.trace, e.counts = nil, map[string]int{}
+	for _, ch := range sched {
+		if ch.label != "now" {
+			e.targets = append(e.targets, ch.label)
+		} else {
+			e.targets = append(e.targets, "")
+		}
+		e.parked = append(e.parked, make(chan struct{}))
+		e.release = append(e.release, make(chan struct{}))
+		e.parkedAt = append(e.parkedAt, -1)
+	}
+	e.mu.Unlock()
+	// "now" targets are reached at once, when it is their turn.
+	r.syncGate.onWait = func() { e.stepBlockedGated() }
+
+	b := e.newFake("b", 2, true, cfg.succDelta)
+	fakes = append(fakes, b)
+	var c *exploreFake
+	if cfg.third {
+		c = e.newFake("c", 3, true, cfg.succDelta)
+		fakes = append(fakes, c)
+	}
+	bReg := make(chan struct{})
+	if err := e.connect(b, sock, bReg); err != nil {
+		t.Fatal(err)
+	}
+
+	var stepsWG sync.WaitGroup
+	stepErr := map[string]error{}
+	var stepMu sync.Mutex
+	doStep := func(i int, name string) (done, blocked chan struct{}) {
+		done, blocked = make(chan struct{}), make(chan struct{})
+		e.mu.Lock()
+		e.blocked[i] = blocked
+		e.mu.Unlock()
+		if name == "gated" {
+			e.mu.Lock()
+			e.gatedStep = i
+			e.mu.Unlock()
+		}
+		ctx := context.WithValue(context.Background(), stepKey{}, i)
+		stepsWG.Add(1)
+		go func() {
+			defer stepsWG.Done()
+			defer close(done)
+			var err error
+			switch name {
+			case "gated":
+				blk := r.BlockPluginSync()
+				lockTracked(e, i, rt.nriMu)
+				c1 := &api.Container{Id: "c1", PodSandboxId: "pod1", State: api.ContainerState_CONTAINER_CREATED}
+				rt.mu.Lock()
+				rt.containers = append(slices.Clone(rt.containers), c1)
+				rt.mu.Unlock()
+				_, err = r.CreateContainer(ctx, &CreateContainerRequest{Pod: pod, Container: c1})
+				rt.nriMu.Unlock()
+				blk.Unblock()
+			case "exit":
+				lockTracked(e, i, rt.nriMu)
+				stopped := &api.Container{Id: "c0", PodSandboxId: "pod1", State: api.ContainerState_CONTAINER_STOPPED}
+				rt.mu.Lock()
+				ctrs := slices.Clone(rt.containers)
+				for j, x := range ctrs {
+					if x.GetId() == "c0" {
+						ctrs[j] = stopped
+					}
+				}
+				rt.containers = ctrs
+				rt.mu.Unlock()
+				_, err = r.StopContainer(ctx, &api.StopContainerRequest{Container: stopped})
+				rt.nriMu.Unlock()
+			case "crash":
+				f := e.fakes[cfg.crash]
+				if f == nil {
+					return
+				}
+				f.mu.Lock()
+				f.crashed = true
+				f.mu.Unlock()
+				e.mu.Lock()
+				var lostC chan struct{}
+				if !e.lost[f.who] && f.mux != nil {
+					lostC = make(chan struct{})
+					e.lostC[f.who] = lostC
+				}
+				e.mu.Unlock()
+				f.close()
+				if lostC != nil {
+					<-lostC // bounded by the schedule's deadline: Stop closes it
+				}
+			case "third":
+				if err := e.connect(c, sock, make(chan struct{})); err != nil {
+					stepMu.Lock()
+					stepErr[name] = err
+					stepMu.Unlock()
+				}
+			}
+			stepMu.Lock()
+			stepErr[name] = err
+			stepMu.Unlock()
+		}()
+		return done, blocked
+	}
+
+	// Injected steps.
+	released := 0
+	var dones []chan struct{}
+	ran := map[string]bool{}
+	for i, ch := range sched {
+		if ch.label != "now" {
+			select {
+			case <-e.parked[i]:
+			case <-e.quietC():
+				// Settled without reaching it: a schedule the code did not
+				// take this time; the step runs now.
+				e.mu.Lock()
+				if e.next == i {
+					e.next++
+				}
+				e.mu.Unlock()
+			case <-deadline.C:
+				hung = true
+				fail("hang: waiting for %s", ch.label)
+			}
+			if hung {
+				break
+			}
+		} else {
+			e.mu.Lock()
+			if e.next == i {
+				e.next++
+			}
+			e.mu.Unlock()
+		}
+		done, blocked := doStep(i, ch.step)
+		dones = append(dones, done)
+		ran[ch.step] = true
+		var nextParked chan struct{}
+		if i+1 < len(sched) {
+			nextParked = e.parked[i+1]
+		}
+		select {
+		case <-done:
+		case <-blocked:
+		case <-nextParked:
+		case <-deadline.C:
+			hung = true
+			fail("hang: step %s neither ended nor waited", ch.step)
+		}
+		close(e.release[i])
+		released++
+		if hung {
+			break
+		}
+	}
+	for ; released < len(sched); released++ {
+		close(e.release[released])
+	}
+	// Left out steps, once the system settled.
+	for i, name := range cfg.steps() {
+		if ran[name] {
+			continue
+		}
+		if !wait(e.quietC(), "the system settling") {
+			break
+		}
+		done, _ := doStep(len(sched)+i, name)
+		dones = append(dones, done)
+		if !wait(done, "step "+name) {
+			break
+		}
+	}
+	for _, d := range dones {
+		if !wait(d, "every step ending") {
+			break
+		}
+	}
+	wait(e.quietC(), "the system settling at the end")
+	wait(bReg, "b's registration")
+
+	e.mu.Lock()
+	res.trace = slices.Clone(e.trace)
+	res.parkedAt = slices.Clone(e.parkedAt)
+	res.failures = append(res.failures, e.violations...)
+	relayed := e.relayed
+	e.mu.Unlock()
+	if hung {
+		return res
+	}
+
+	// The checks at the end.
+	for key, to := range relayed {
+		if len(to) > 1 {
+			fail("event %s relayed to %d instances: %q", key, len(to), to)
+		}
+	}
+	var dispatched []string
+	if stepErr["gated"] == nil {
+		dispatched = append(dispatched, "create:c1")
+	}
+	if stepErr["exit"] == nil {
+		dispatched = append(dispatched, "stop:c0")
+	}
+	var live []string
+	for _, f := range fakes {
+		f.mu.Lock()
+		crashed := f.crashed
+		f.mu.Unlock()
+		if !crashed && !f.gone() && f.mux != nil && f.syncedFull() && e.placed(f.who) {
+			live = append(live, f.who)
+		}
+	}
+	active := activeInstances(r, "10-p")
+	if len(active) > 1 {
+		fail("%d instances active at the end: %q", len(active), active)
+	}
+	if len(live) > 0 {
+		if len(active) != 1 {
+			fail("instances %q alive and synchronized, but %d active", live, len(active))
+		} else {
+			f := e.fakes[active[0]]
+			f.mu.Lock()
+			crashed := f.crashed
+			f.mu.Unlock()
+			if crashed || f.gone() {
+				fail("the active instance %s is gone (alive: %q)", f.who, live)
+			}
+			for _, key := range dispatched {
+				if !slices.Contains(relayed[key], f.who) && !f.knowsFromRound(key) {
+					fail("the active instance %s never learnt of %s (relayed to %q)", f.who, key, relayed[key])
+				}
+			}
+		}
+	}
+	n := 0
+	for _, f := range fakes {
+		if f.believesActive() {
+			n++
+		}
+	}
+	if n > 1 {
+		fail("%d live instances told ACTIVE last", n)
+	}
+	return res
+}
+
+func (e *explorer) stepBlockedGated() {
+	e.mu.Lock()
+	i := e.gatedStep
+	e.mu.Unlock()
+	if i >= 0 {
+		e.stepBlocked(i)
+	}
+}
+
+// placed tells whether the runtime keeps the instance who in its slot
+// (candidate, active or standby): one it disconnected is excused, as one
+// that crashed is.
+func (e *explorer) placed(who string) bool {
+	g := e.r.reg
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for p := range g.all {
+		if p.instance == who && (p.state == stateCandidate || p.state == stateActive || p.state == stateStandby) {
+			return true
+		}
+	}
+	return false
+}
+
+func dialUnix(sock string) (net.Conn, error) { return net.Dial("unix", sock) }
+
+func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// lockTracked takes the runtime's mutex, telling the explorer when step i
+// waits for it.
+func lockTracked(e *explorer, i int, mu *sync.Mutex) {
+	if mu.TryLock() {
+		return
+	}
+	e.stepBlocked(i)
+	mu.Lock()
+}
+
+func quietLogger() Logger {
+	if os.Getenv("NRI_TEST_VERBOSE") != "" {
+		return testLogger()
+	}
+	return NewSlogLogger(slogDiscard())
+}
+
+// exploreConfigs are the configurations explored: every predecessor kind and
+// successor kind, standby on and off, a third instance or not, each crash,
+// and the ACTIVE handler's callback.
+func exploreConfigs() []exploreConfig {
+	var cs []exploreConfig
+	for _, pred := range []string{"legacy", "opted", "delta"} {
+		for _, succDelta := range []bool{true, false} {
+			for _, grace := range []bool{false, true} {
+				for _, third := range []bool{false, true} {
+					crashes := []string{"", "a", "b"}
+					if third {
+						crashes = append(crashes, "c")
+					}
+					for _, crash := range crashes {
+						for _, cb := range []bool{false, true} {
+							cs = append(cs, exploreConfig{pred: pred, succDelta: succDelta, grace: grace, third: third, crash: crash, callback: cb})
+						}
+					}
+				}
+			}
+		}
+	}
+	return cs
+}
+
+// explore runs the schedules of cfg breadth-first, up to depth forced orders
+// and budget schedules, and returns how many it ran and the first failing
+// one's id.
+func explore(t *testing.T, cfg exploreConfig, depth, budget int) (int, string, []string) {
+	queue := [][]choice{nil}
+	seen := map[string]bool{}
+	n := 0
+	for len(queue) > 0 && n < budget {
+		sched := queue[0]
+		queue = queue[1:]
+		id := scheduleID(cfg, sched)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		res := runSchedule(t, cfg, sched)
+		n++
+		if len(res.failures) > 0 {
+			return n, id, append(res.failures, "trace: "+strings.Join(res.trace, " "))
+		}
+		if len(sched) >= depth || len(sched) >= len(cfg.steps()) {
+			continue
+		}
+		from := 0
+		if k := len(sched); k > 0 {
+			if res.parkedAt[k-1] < 0 && sched[k-1].label != "now" {
+				continue // its last choice was not reached: nothing to extend
+			}
+			from = res.parkedAt[k-1] + 1
+		}
+		for _, step := range cfg.steps() {
+			if slices.ContainsFunc(sched, func(c choice) bool { return c.step == step }) {
+				continue
+			}
+			labels := []string{"now"}
+			if from >= 0 {
+				labels = append(labels, res.trace[max(from, 0):]...)
+			}
+			for _, l := range labels {
+				queue = append(queue, append(slices.Clone(sched), choice{step, l}))
+			}
+		}
+	}
+	return n, "", nil
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+// TestExplore explores the schedules of every configuration: in make test a
+// few per configuration (NRI_EXPLORE_DEPTH, NRI_EXPLORE_BUDGET raise it,
+// make soak does), or replays one schedule by its id (NRI_EXPLORE_ID).
+func TestExplore(t *testing.T) {
+	if id := os.Getenv("NRI_EXPLORE_ID"); id != "" {
+		cfg, sched, err := parseScheduleID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := runSchedule(t, cfg, sched)
+		t.Logf("trace: %s", strings.Join(res.trace, " "))
+		for _, f := range res.failures {
+			t.Error(f)
+		}
+		return
+	}
+	depth, budget := envInt("NRI_EXPLORE_DEPTH", 1), envInt("NRI_EXPLORE_BUDGET", 4)
+	filter := os.Getenv("NRI_EXPLORE_CONFIG")
+	start := time.Now()
+	total := 0
+	for _, cfg := range exploreConfigs() {
+		if filter != "" && !strings.Contains(cfg.String(), filter) {
+			continue
+		}
+		n, failed, failures := explore(t, cfg, depth, budget)
+		total += n
+		if failed != "" {
+			t.Errorf("schedule %s failed (replay: NRI_EXPLORE_ID='%s'):\n%s", failed, failed, strings.Join(failures, "\n"))
+		}
+	}
+	t.Logf("explored %d schedules (depth %d, at most %d per configuration) in %s", total, depth, budget, time.Since(start).Round(time.Millisecond))
+}
