@@ -132,9 +132,22 @@ bench:
 SOAK_DURATION ?= 10m
 SOAK_TIMEOUT  ?= 60m
 SOAK_SEEDS    ?= 8
-soak:
+soak: explore-soak
 	cd test/handover && NRI_SOAK_DURATION=$(SOAK_DURATION) NRI_PERTURB_SEEDS=$(SOAK_SEEDS) $(GO) test $(RACE) -count=1 -timeout $(SOAK_TIMEOUT) \
 		-args -ginkgo.label-filter=exactly-once -ginkgo.no-color
+
+# explore-soak runs the exploration of the real code's interleavings
+# (pkg/adaptation/explore_test.go) deeper than make test does: every
+# configuration, two forced orders, EXPLORE_BUDGET schedules each.
+# explore-power proves that it finds each of issue 30's findings with its
+# fix reverted (-tags nribugs, bugs_nribugs.go); about 7 minutes.
+EXPLORE_BUDGET ?= 300
+.PHONY: explore-soak explore-power
+explore-soak:
+	NRI_EXPLORE_DEPTH=2 NRI_EXPLORE_BUDGET=$(EXPLORE_BUDGET) $(GO) test $(RACE) -count=1 -timeout $(SOAK_TIMEOUT) -run '^TestExplore$$' -v ./pkg/adaptation
+
+explore-power:
+	$(GO) test -tags nribugs -count=1 -timeout $(SOAK_TIMEOUT) -run '^TestExploreFindsRevertedFixes$$' -v ./pkg/adaptation
 
 # demo builds everything and rolls the example plugin (examples/annotator) out
 # and back on an in-memory runtime that keeps creating containers: first as

@@ -171,7 +171,8 @@ type explorer struct {
 	fakes      map[string]*exploreFake
 	relayed    map[string][]string // event key -> instances it was relayed to
 	violations []string
-	gatedStep  int // the gated step's index, -1 before it runs
+	gatedStep  int    // the gated step's index, -1 before it runs
+	crashing   string // the instance the crash step closes
 }
 
 type exploreFake struct {
@@ -227,6 +228,9 @@ func (e *explorer) probe(ctx context.Context, point string, p *plugin) {
 		e.activity(1)
 	case pointLost:
 		e.mu.Lock()
+		if who == "" { // lost before it registered: the crashing one
+			who = e.crashing
+		}
 		e.lost[who] = true
 		if ch := e.lostC[who]; ch != nil {
 			close(ch)
@@ -503,6 +507,20 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 			f.close()
 		}
 		r.Stop()
+		// After a hang: let the steps still waiting go.
+		e.mu.Lock()
+		for who, ch := range e.lostC {
+			close(ch)
+			delete(e.lostC, who)
+		}
+		e.mu.Unlock()
+		for i := range e.release {
+			select {
+			case <-e.release[i]:
+			default:
+				close(e.release[i])
+			}
+		}
 	}()
 
 	// The predecessor, active before anything is explored.
@@ -600,6 +618,7 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 				f.crashed = true
 				f.mu.Unlock()
 				e.mu.Lock()
+				e.crashing = f.who
 				var lostC chan struct{}
 				if !e.lost[f.who] && f.mux != nil {
 					lostC = make(chan struct{})
