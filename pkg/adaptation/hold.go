@@ -115,6 +115,31 @@ func (h *hold) enqueueUrgent() *holdTicket {
 	return t
 }
 
+// urge makes a queued or holding t urgent (its candidate's predecessor was
+// just lost).
+func (h *hold) urge(t *holdTicket) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i := slices.Index(h.holders, t)
+	if i < 0 || t.urgent {
+		return
+	}
+	t.urgent = true
+	if i == 0 && h.holding {
+		return
+	}
+	h.holders = slices.Delete(h.holders, i, i+1)
+	j := 0
+	if len(h.holders) > 0 && h.holding {
+		j = 1
+	}
+	for j < len(h.holders) && h.holders[j].urgent {
+		j++
+	}
+	h.holders = slices.Insert(h.holders, j, t)
+	h.broadcast()
+}
+
 // blocks tells whether a holder keeps event n out; h.mu is held.
 func (h *hold) blocks(n uint64) bool {
 	return slices.ContainsFunc(h.holders, func(t *holdTicket) bool { return t.id < n || t.urgent })

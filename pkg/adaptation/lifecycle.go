@@ -128,6 +128,8 @@ func (g *registry) remove(p *plugin) {
 			standby := s.standby
 			s.stopGrace()
 			g.startReactivation(standby, p)
+		case s.candidate != nil && s.candidate.fromLedger && s.switching != nil:
+			g.r.hold.urge(s.switching) // its switch is queued: it goes first
 		case s.candidate != nil && s.candidate.fromLedger && s.reserved == nil:
 			s.reserved = g.r.hold.enqueueUrgent()
 		}

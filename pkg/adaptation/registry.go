@@ -62,6 +62,9 @@ type slot struct {
 	// slot (the active instance was lost during the candidate's join); the
 	// candidate's switch uses it (switch.go).
 	reserved *holdTicket
+	// switching is the hold ticket of the candidate's switch, queued or
+	// held: made urgent if the active instance is lost meanwhile.
+	switching *holdTicket
 	// retired lists the instance ids this slot superseded, newest last. They
 	// are refused while the slot lives (a superseded pod restarted by the
 	// kubelet must not flap back) and forgotten with it.

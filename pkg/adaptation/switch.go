@@ -55,6 +55,7 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 
 	if t == nil {
 		t = g.holdFor(p)
+		defer g.switchDone(p, t)
 		if err := r.acquire(ctx, t); err != nil {
 			return nil, err
 		}
@@ -156,12 +157,26 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 func (g *registry) holdFor(p *plugin) *holdTicket {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if s := p.slot; s != nil && s.candidate == p && s.reserved != nil {
+	s := p.slot
+	if s.candidate == p && s.reserved != nil {
 		t := s.reserved
 		s.reserved = nil
 		return t
 	}
-	return g.r.hold.enqueue()
+	t := g.r.hold.enqueue()
+	if s.candidate == p {
+		s.switching = t
+	}
+	return t
+}
+
+// switchDone forgets p's switch ticket once it is released.
+func (g *registry) switchDone(p *plugin, t *holdTicket) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := p.slot; s != nil && s.switching == t {
+		s.switching = nil
+	}
 }
 
 // lastRound brings p up to date in the hold: what changed since cur, or, for
