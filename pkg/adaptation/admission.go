@@ -229,6 +229,7 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		s = &slot{name: p.base}
 		g.named[p.base] = append(g.named[p.base], s)
 	}
+	g.warnMistakes(p, s)
 	displaced = s.candidate
 	g.move(p, s, stateCandidate)
 	if displaced != nil {
@@ -241,6 +242,37 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		g.recordHandover(p, "standby-unavailable", time.Now(), 0)
 	}
 	return displaced, nil
+}
+
+// warnMistakes warns about an opted-in p whose registration the rules admit
+// but which is likely a mistake that would otherwise show only as failures
+// later: an instance without identity, a successor that changes its index,
+// and a renamed plugin running beside its old name. s is the slot p joins.
+// g.mu is held.
+func (g *registry) warnMistakes(p *plugin, s *slot) {
+	ctx := g.r.ctx
+	if p.instance == "" && p.generation == 0 {
+		g.r.log.Warnf(ctx, "plugin %s opted into handover without an instance id or rollout generation: "+
+			"a superseded instance that restarts cannot be told from a successor; set $NRI_PLUGIN_INSTANCE_ID and $NRI_PLUGIN_GENERATION (deploy/daemonset.yaml)",
+			p.describe())
+	}
+	if h := s.holder(); h != nil && h.idx != p.idx {
+		g.r.log.Warnf(ctx, "plugin %s takes over from %s with another index: the plugin moves from %s to %s in the invocation order",
+			p.describe(), h.describe(), h.idx, p.idx)
+	}
+	if p.ident == nil || p.ident.place != PeerInPod {
+		return
+	}
+	for q := range g.all {
+		if q.base == p.base || !q.handsOver() || q.slot == nil || (q.state != stateActive && q.state != stateCandidate) ||
+			q.ident == nil || q.ident.place != PeerInPod || q.ident.pod.UID == p.ident.pod.UID ||
+			SupersedeSameWorkload(q.identity(), p.identity()) != nil {
+			continue
+		}
+		g.r.log.Warnf(ctx, "plugin %s (%s) runs beside %s (%s) of the same workload under another name: it does not take over, "+
+			"both receive every event and conflicting adjustments fail container creation; if the plugin was renamed, keep its old name or roll the rename out without surge",
+			p.describe(), p.identity().PodString(), q.describe(), q.identity().PodString())
+	}
 }
 
 // lineage is the slot of p's name whose every instance p may supersede, or
