@@ -78,8 +78,9 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	}
 	if err != nil {
 		// Out before the hold ends: its predecessor, standing by, is
-		// reactivated in the next hold (registry.remove).
-		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
+		// reactivated in the next hold (registry.remove). The caller
+		// logs why (registry.fail).
+		p.disconnect(g.syncFailureReason(err), err.Error(), nil, false, true)
 		return nil, err
 	}
 	retire, err := g.activated(sw)
@@ -88,13 +89,18 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	}
 	for _, q := range sw.legacy {
 		r.log.Infof(ctx, "plugin %s takes over from %s, which does not support handover", p.describe(), q.qualifiedName())
-		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "superseded by "+p.describe(), p)
+		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, successorActive, p)
 	}
 	if retire != nil {
-		retire.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "superseded by "+p.describe(), p)
+		retire.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, successorActive, p)
 	}
 	return updates, nil
 }
+
+// successorActive is a superseded instance's Shutdown message: the reason
+// says it was superseded and the request's successor fields by whom, so the
+// message says only what a plugin cannot tell from them.
+const successorActive = "its successor is active"
 
 // switchover is what one switch changes.
 type switchover struct {
@@ -113,7 +119,7 @@ type switchover struct {
 // there is no order between their last write and p's first.
 func (g *registry) turnedOff(sw *switchover) {
 	for _, q := range sw.optedIn {
-		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "the successor does not use handover", sw.to)
+		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "its successor does not use handover", sw.to)
 	}
 }
 
