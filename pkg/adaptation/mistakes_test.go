@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nri-handover/nri/api"
 )
 
 // warnings keeps the warnings logged, for tests of what an operator is told.
@@ -100,4 +102,23 @@ func TestMistakesAreWarnedAtRegistration(t *testing.T) {
 			t.Fatalf("warned %q", w.lines)
 		}
 	})
+}
+
+// The takeover log line names the predecessor by what is known of it, never
+// by empty quotes.
+func TestTakeoverLineLeavesOutWhatIsUnknown(t *testing.T) {
+	g := testRegistry(handoverPolicy{})
+	p := g.optedIn("10", "p", "b", 2, "v2")
+	for _, tc := range []struct {
+		t    *api.Takeover
+		want string
+	}{
+		{&api.Takeover{PredecessorGeneration: 1}, "generation 1"},
+		{&api.Takeover{PredecessorInstance: "a"}, "instance a"},
+		{&api.Takeover{PredecessorVersion: "v1", PredecessorInstance: "a", PredecessorGeneration: 1}, "version v1 instance a generation 1"},
+	} {
+		if got := g.describeTakeover(p, tc.t); got != tc.want {
+			t.Errorf("takeover from %v described as %q, want %q", tc.t, got, tc.want)
+		}
+	}
 }
