@@ -18,7 +18,10 @@ package adaptation
 //	stopping    every plugin       the runtime is stopping, or the plugin disconnecting
 //	builtin     opted-in           a builtin or pre-installed plugin has its name
 //	beside      written for        an opted-in instance holding its name and index
-//	            upstream           may supersede it (it would run beside it, or flap back)
+//	            upstream           may supersede it (it would run beside it, or flap back),
+//	                               unless it is a later rollout generation of that
+//	                               instance's workload: then it takes over at its switch
+//	                               (handover turned off for a rollout: turnsOff)
 //	identity    opted-in, with     the runtime could not place its process (it exited, or
 //	            the workload rule  its container is not listed yet): retried by restarting
 //	supersede   opted-in           the supersede rules let it evict some instances of its
@@ -28,8 +31,9 @@ package adaptation
 //	                               its slot (at the switch)
 //	retired     opted-in           its lineage superseded its instance id
 //	generation  opted-in           its rollout generation is lower than the active or (at
-//	                               registration) pending instance's of its lineage (the pod's
-//	                               pod-template-generation with the workload rule)
+//	                               registration) pending instance's of its lineage, or than
+//	                               a plugin written for upstream's that it would take over
+//	                               (the pod's pod-template-generation with the workload rule)
 //	downgrade   opted-in, with     its plugin version is lower than the active instance's
 //	            WithRefuseDowngrades
 //
@@ -99,13 +103,11 @@ var admissionRules = []admissionRule{
 		return nil
 	}},
 	{"beside", notOptedIn, func(a *admission) error {
-		p := a.p
-		if p.kind != kindExternal {
-			return nil
-		}
-		for _, s := range a.g.named[p.base] {
-			if h := s.holder(); h != nil && h != p && h.idx == p.idx && a.g.maySupersede(p, h) == nil {
-				return fmt.Errorf("plugin %s does not support handover and may not run beside %s, which took over its name", p.name(), h.describe())
+		for _, h := range a.g.besides(a.p) {
+			if h.state != stateStandby && !a.g.turnsOff(a.p, h) {
+				return fmt.Errorf("plugin %s does not support handover and may not run beside %s, which took over its name: "+
+					"only a later rollout generation of its workload may replace it without handover",
+					a.g.who(a.p), a.g.who(h))
 			}
 		}
 		return nil
@@ -144,11 +146,20 @@ var admissionRules = []admissionRule{
 		return nil
 	}},
 	{"generation", optedIn, func(a *admission) error {
+		p := a.p
+		pg, pok := a.g.precedence(p)
+		// A plugin written for upstream that took over from this
+		// workload with handover turned off is not taken over by an
+		// older instance (a superseded pod restarted by the kubelet).
+		for _, q := range a.g.legacyVictims(p) {
+			if qg, qok := a.g.precedence(q); pok && qok && pg < qg {
+				return fmt.Errorf("plugin %s is older than %s (rollout generation %d < %d)",
+					a.g.who(p), a.g.who(q), pg, qg)
+			}
+		}
 		if a.s == nil {
 			return nil
 		}
-		p := a.p
-		pg, pok := a.g.precedence(p)
 		for _, inc := range []*plugin{a.s.active, a.s.candidate} {
 			// At a switch only the instance it replaces counts: a newer
 			// candidate takes over from it in turn (a standby's
@@ -218,6 +229,7 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		s = &slot{name: p.base}
 		g.named[p.base] = append(g.named[p.base], s)
 	}
+	g.warnMistakes(p, s)
 	displaced = s.candidate
 	g.move(p, s, stateCandidate)
 	if displaced != nil {
@@ -230,6 +242,37 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		g.recordHandover(p, "standby-unavailable", time.Now(), 0)
 	}
 	return displaced, nil
+}
+
+// warnMistakes warns about an opted-in p whose registration the rules admit
+// but which is likely a mistake that would otherwise show only as failures
+// later: an instance without identity, a successor that changes its index,
+// and a renamed plugin running beside its old name. s is the slot p joins.
+// g.mu is held.
+func (g *registry) warnMistakes(p *plugin, s *slot) {
+	ctx := g.r.ctx
+	if p.instance == "" && p.generation == 0 {
+		g.r.log.Warnf(ctx, "plugin %s opted into handover without an instance id or rollout generation: "+
+			"a superseded instance that restarts cannot be told from a successor; set $NRI_PLUGIN_INSTANCE_ID and $NRI_PLUGIN_GENERATION (deploy/daemonset.yaml)",
+			p.describe())
+	}
+	if h := s.holder(); h != nil && h.idx != p.idx {
+		g.r.log.Warnf(ctx, "plugin %s takes over from %s with another index: the plugin moves from %s to %s in the invocation order",
+			p.describe(), h.describe(), h.idx, p.idx)
+	}
+	if p.ident == nil || p.ident.place != PeerInPod {
+		return
+	}
+	for q := range g.all {
+		if q.base == p.base || !q.handsOver() || q.slot == nil || (q.state != stateActive && q.state != stateCandidate) ||
+			q.ident == nil || q.ident.place != PeerInPod || q.ident.pod.UID == p.ident.pod.UID ||
+			SupersedeSameWorkload(q.identity(), p.identity()) != nil {
+			continue
+		}
+		g.r.log.Warnf(ctx, "plugin %s (%s) runs beside %s (%s) of the same workload under another name: it does not take over, "+
+			"both receive every event and conflicting adjustments fail container creation; if the plugin was renamed, keep its old name or roll the rename out without surge",
+			p.describe(), p.identity().PodString(), q.describe(), q.identity().PodString())
+	}
 }
 
 // lineage is the slot of p's name whose every instance p may supersede, or
@@ -276,13 +319,48 @@ func holdsName(err error) bool {
 func (g *registry) admitSwitch(p *plugin) (victims []*plugin, err error) {
 	s := p.slot
 	if !s.shared() {
-		_, err := g.decide(p, nil, true)
-		return nil, err
+		if _, err := g.decide(p, nil, true); err != nil {
+			return nil, err
+		}
+		return g.besides(p), nil
 	}
 	if _, err := g.decide(p, s, true); err != nil {
 		return nil, err
 	}
 	return g.legacyVictims(p), nil
+}
+
+// besides lists the opted-in instances, standby included, that hold the
+// name and index of p, a plugin written for upstream, and may supersede it:
+// p may run only in their place (turnsOff), never beside them. g.mu is held.
+func (g *registry) besides(p *plugin) []*plugin {
+	if p.handsOver() || p.kind != kindExternal {
+		return nil
+	}
+	var out []*plugin
+	for _, s := range g.named[p.base] {
+		for _, h := range s.members() {
+			if h != p && h.idx == p.idx && g.maySupersede(p, h) == nil {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// turnsOff tells whether p, which did not opt in, takes over the opted-in h
+// at its switch: handover was turned off for a rollout of h's workload
+// ($NRI_PLUGIN_HANDOVER=off on the new pods). p must be a later rollout
+// generation of h's lineage (the pods' pod-template-generation where the
+// runtime placed both in pods), so that a superseded instance restarted
+// without handover is still refused and never flaps back. g.mu is held.
+func (g *registry) turnsOff(p, h *plugin) bool {
+	if g.maySupersede(h, p) != nil {
+		return false
+	}
+	pg, pok := g.precedence(p)
+	hg, hok := g.precedence(h)
+	return pok && hok && pg > hg
 }
 
 // legacyVictims lists the active plugins written for upstream that an

@@ -38,10 +38,8 @@ func (g *registry) switchNow(t *testing.T, p *plugin) {
 	if err != nil {
 		t.Fatalf("swap %s: %v", p.describe(), err)
 	}
-	if p.handsOver() {
-		if _, err := g.activated(sw); err != nil {
-			t.Fatalf("activate %s: %v", p.describe(), err)
-		}
+	if _, err := g.activated(sw); err != nil {
+		t.Fatalf("activate %s: %v", p.describe(), err)
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nri-handover/nri/api"
@@ -282,12 +283,17 @@ func (g *registry) fail(p *plugin, start time.Time, err error) error {
 	if p.handsOver() {
 		g.recordHandover(p, "failed", start, 0)
 	}
+	err = fmt.Errorf("plugin %s not joined: %w", p.name(), err)
 	reason := g.syncFailureReason(err)
 	if errors.Is(err, errDisplaced) {
 		reason = api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED
+		g.r.log.Infof(g.r.ctx, "%v", err)
+	} else {
+		g.r.log.Warnf(g.r.ctx, "%v", err)
 	}
-	p.shutdown(reason, err.Error(), nil)
-	return fmt.Errorf("plugin %s not joined: %w", p.name(), err)
+	// Logged once, here; the disconnect does not repeat it.
+	p.disconnect(reason, errors.Unwrap(err).Error(), nil, false, true)
+	return err
 }
 
 // syncFailureReason tells a plugin why joining failed.
@@ -329,5 +335,21 @@ func (g *registry) describeTakeover(p *plugin, t *api.Takeover) string {
 	if t.GetPredecessorVersion() == "" && t.GetPredecessorInstance() == "" && t.GetPredecessorGeneration() == 0 {
 		return "the plugins of its name and index that do not support handover" + g.podsOfTakeover(p, t)
 	}
-	return fmt.Sprintf("version %q instance %q%s", t.GetPredecessorVersion(), t.GetPredecessorInstance(), g.podsOfTakeover(p, t))
+	return describeInstance(t.GetPredecessorVersion(), t.GetPredecessorInstance(), t.GetPredecessorGeneration()) + g.podsOfTakeover(p, t)
+}
+
+// describeInstance names an instance by what is known of it, as describe
+// does: an empty field is left out rather than shown as "".
+func describeInstance(version, instance string, generation uint64) string {
+	var parts []string
+	if version != "" {
+		parts = append(parts, "version "+version)
+	}
+	if instance != "" {
+		parts = append(parts, "instance "+instance)
+	}
+	if generation != 0 {
+		parts = append(parts, "generation "+strconv.FormatUint(generation, 10))
+	}
+	return strings.Join(parts, " ")
 }

@@ -106,11 +106,10 @@ func (r *Adaptation) serveConn(conn net.Conn) {
 		<-p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, "runtime is shutting down", nil)
 		return
 	}
+	// A failed start has been logged where it failed: a refused
+	// registration by RegisterPlugin, the rest by the disconnect.
 	if err := p.start(r.ctx); err != nil {
-		r.log.Errorf(r.ctx, "failed to start external plugin: %v", err)
 		return
 	}
-	if err := r.reg.admit(r.ctx, p); err != nil {
-		r.log.Errorf(r.ctx, "failed to synchronize plugin: %v", err)
-	}
+	_ = r.reg.admit(r.ctx, p) // a failure is logged by registry.fail
 }

@@ -270,7 +270,9 @@ func (p *plugin) start(ctx context.Context) error {
 		select {
 		case err := <-p.regC:
 			if err != nil {
-				p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil)
+				// RegisterPlugin logged the refusal; the disconnect
+				// does not say it again.
+				p.disconnect(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil, false, true)
 				return err
 			}
 		case <-p.lostC:
@@ -305,7 +307,7 @@ func (p *plugin) start(ctx context.Context) error {
 // the plugin is fully torn down. successor names the instance taking over,
 // for SHUTDOWN_REASON_SUPERSEDED.
 func (p *plugin) shutdown(reason api.ShutdownReason, msg string, successor *plugin) <-chan struct{} {
-	return p.disconnect(reason, msg, successor, false)
+	return p.disconnect(reason, msg, successor, false, false)
 }
 
 // supersede is shutdown for an instance a switch replaced: the notice is
@@ -313,10 +315,12 @@ func (p *plugin) shutdown(reason api.ShutdownReason, msg string, successor *plug
 // active only after its predecessor heard it is not; the rest of the
 // teardown happens in the background.
 func (p *plugin) supersede(msg string, successor *plugin) {
-	p.disconnect(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, msg, successor, true)
+	p.disconnect(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, msg, successor, true, false)
 }
 
-func (p *plugin) disconnect(reason api.ShutdownReason, msg string, successor *plugin, waitNotice bool) <-chan struct{} {
+// disconnect is shutdown and supersede; logged tells that msg is in the
+// runtime's log already.
+func (p *plugin) disconnect(reason api.ShutdownReason, msg string, successor *plugin, waitNotice, logged bool) <-chan struct{} {
 	// Out of event delivery first: if p was active and a standby waits, the
 	// registry reserves the sync gate before anything else can happen.
 	p.r.reg.remove(p)
@@ -330,7 +334,11 @@ func (p *plugin) disconnect(reason api.ShutdownReason, msg string, successor *pl
 		req.SuccessorInstance = successor.instance
 		req.SuccessorGeneration = successor.generation
 	}
-	p.r.log.Infof(p.r.ctx, "disconnecting plugin %s (%s): %s", p.qualifiedName(), reason, msg)
+	if logged {
+		p.r.log.Infof(p.r.ctx, "disconnecting plugin %s (%s)", p.qualifiedName(), reason)
+	} else {
+		p.r.log.Infof(p.r.ctx, "disconnecting plugin %s (%s): %s", p.qualifiedName(), reason, msg)
+	}
 
 	if waitNotice {
 		p.notifyShutdown(req)

@@ -45,10 +45,18 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	r.atFor(pointSwitch, p)
 	if !p.handsOver() { // as upstream: added between two events
 		r.Lock()
-		defer r.Unlock()
 		sw, err := g.swap(p)
 		if err == nil {
 			_, err = g.activated(sw)
+		}
+		if err == nil {
+			// Logged before the next event, so that the log orders the
+			// switch with the events around it.
+			g.logTurnedOff(ctx, sw)
+		}
+		r.Unlock()
+		if err == nil {
+			g.turnedOff(sw)
 		}
 		return nil, err
 	}
@@ -71,8 +79,9 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	}
 	if err != nil {
 		// Out before the hold ends: its predecessor, standing by, is
-		// reactivated in the next hold (registry.remove).
-		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
+		// reactivated in the next hold (registry.remove). The caller
+		// logs why (registry.fail).
+		p.disconnect(g.syncFailureReason(err), err.Error(), nil, false, true)
 		return nil, err
 	}
 	retire, err := g.activated(sw)
@@ -81,19 +90,45 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	}
 	for _, q := range sw.legacy {
 		r.log.Infof(ctx, "plugin %s takes over from %s, which does not support handover", p.describe(), q.qualifiedName())
-		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "superseded by "+p.describe(), p)
+		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, successorActive, p)
 	}
 	if retire != nil {
-		retire.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "superseded by "+p.describe(), p)
+		retire.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, successorActive, p)
 	}
 	return updates, nil
 }
+
+// successorActive is a superseded instance's Shutdown message: the reason
+// says it was superseded and the request's successor fields by whom, so the
+// message says only what a plugin cannot tell from them.
+const successorActive = "its successor is active"
 
 // switchover is what one switch changes.
 type switchover struct {
 	to     *plugin
 	from   *plugin   // the slot's active instance it replaces, standing by until to is active
 	legacy []*plugin // plugins written for upstream it takes over
+	// optedIn are the opted-in instances a plugin that did not opt in takes
+	// over: handover was turned off for a rollout of their workload
+	// (admission.go, turnsOff).
+	optedIn []*plugin
+}
+
+// turnedOff tells the opted-in instances a switch to a plugin that did not
+// opt in took over that they were superseded. They received no event since
+// the switch; p, joined as upstream's plugins join, gets no role notice, so
+// there is no order between their last write and p's first.
+func (g *registry) turnedOff(sw *switchover) {
+	for _, q := range sw.optedIn {
+		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "its successor does not use handover", sw.to)
+	}
+}
+
+func (g *registry) logTurnedOff(ctx context.Context, sw *switchover) {
+	for _, q := range sw.optedIn {
+		g.r.log.Infof(ctx, "plugin %s superseded by %s, which does not use handover: its successors join beside it as upstream's plugins do",
+			q.describe(), sw.to.describe())
+	}
 }
 
 // swap switches p's slot to p: admission decides again, now that it takes
@@ -113,6 +148,9 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	}
 	s := p.slot
 	sw := &switchover{to: p, from: s.active, legacy: legacy}
+	if !p.handsOver() {
+		sw.legacy, sw.optedIn = nil, legacy
+	}
 	if old := sw.from; old != nil {
 		s.retire(old.instance)
 		g.move(old, s, stateStandby)
@@ -147,6 +185,12 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 		if q.state == stateActive {
 			g.move(q, q.slot, stateGone)
 		}
+	}
+	for _, q := range sw.optedIn {
+		if q.state == stateCandidate {
+			q.slot.releaseReserved(g.r)
+		}
+		g.move(q, q.slot, stateGone)
 	}
 	g.logOrder(g.plugins)
 	return retire, nil

@@ -64,17 +64,77 @@ func newShutdownError(plugin string, req *api.ShutdownRequest) *ShutdownError {
 	}
 }
 
+// Error names the plugin once: a runtime's message that names it already
+// (its refusals do) replaces the "plugin NN-name: " prefix. The successor is
+// shown by what the runtime told of it.
 func (e *ShutdownError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "plugin %s: %v", e.Plugin, e.Unwrap())
-	if e.Reason == api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED {
-		fmt.Fprintf(&b, " (successor version %q, instance %q, generation %d)",
-			e.SuccessorVersion, e.SuccessorInstance, e.SuccessorGeneration)
+	if !namesPlugin(e.Message, e.Plugin) {
+		fmt.Fprintf(&b, "plugin %s: ", e.Plugin)
 	}
-	if e.Message != "" {
+	word, known := reasonWords[e.Reason]
+	restates := known && e.Message != "" && strings.Contains(strings.ToLower(e.Message), word)
+	if !restates {
+		b.WriteString(e.Unwrap().Error())
+	}
+	if e.Reason == api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED {
+		var succ []string
+		if e.SuccessorVersion != "" {
+			succ = append(succ, fmt.Sprintf("version %q", e.SuccessorVersion))
+		}
+		if e.SuccessorInstance != "" {
+			succ = append(succ, fmt.Sprintf("instance %q", e.SuccessorInstance))
+		}
+		if e.SuccessorGeneration != 0 {
+			succ = append(succ, fmt.Sprintf("generation %d", e.SuccessorGeneration))
+		}
+		if len(succ) > 0 {
+			fmt.Fprintf(&b, " (successor %s)", strings.Join(succ, ", "))
+		}
+	}
+	switch {
+	case restates && b.Len() > 0 && !strings.HasSuffix(b.String(), ": "):
+		fmt.Fprintf(&b, ": %s", e.Message)
+	case restates:
+		b.WriteString(e.Message)
+	case e.Message != "":
 		fmt.Fprintf(&b, ": %s", e.Message)
 	}
 	return b.String()
+}
+
+// reasonWords is what a runtime's message says when it restates the reason
+// ("synchronize failed: ..."), so that Error says it once; "\x00" for a
+// reason always said.
+var reasonWords = map[api.ShutdownReason]string{
+	api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED:            "\x00",
+	api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN:       "shutting down",
+	api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED:             "\x00", // the successor follows the reason
+	api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED:  "registration rejected",
+	api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT:                "timed out",
+	api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED: "synchroni",
+	api.ShutdownReason_SHUTDOWN_REASON_PROTOCOL_ERROR:         "protocol",
+	api.ShutdownReason_SHUTDOWN_REASON_REMOVED:                "removed",
+}
+
+// mentions tells whether msg names plugin as "plugin NN-name" anywhere.
+func mentions(msg, plugin string) bool {
+	for i := 0; ; {
+		j := strings.Index(msg[i:], "plugin "+plugin)
+		if j < 0 {
+			return false
+		}
+		if namesPlugin(msg[i+j:], plugin) {
+			return true
+		}
+		i += j + 1
+	}
+}
+
+// namesPlugin tells whether msg begins by naming plugin as "plugin NN-name".
+func namesPlugin(msg, plugin string) bool {
+	rest, ok := strings.CutPrefix(msg, "plugin "+plugin)
+	return ok && (rest == "" || rest[0] == ' ' || rest[0] == ':')
 }
 
 // Unwrap returns the reason's sentinel; reasons unknown to this version of

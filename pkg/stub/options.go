@@ -162,6 +162,8 @@ func WithReadyFile(path string) Option {
 // another instance took over. By default Run keeps blocking, serving no events,
 // until its context is cancelled or Stop is called: a process that exits
 // would be restarted by its supervisor and come back only to be refused.
+// It needs WithHandover (New refuses it alone): only a plugin that opted in
+// is ever told it was superseded.
 func WithExitOnSuperseded() Option {
 	return func(s *stub) error {
 		s.exitOnSuperseded = true

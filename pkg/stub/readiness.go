@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -65,6 +66,9 @@ func (r *readiness) set(st readyState, why string) {
 	was := r.state
 	r.state = st
 
+	// A reason that names the plugin (a ShutdownError) does not name it
+	// again in the line that already does.
+	why = strings.TrimPrefix(why, "plugin "+r.plugin+": ")
 	switch {
 	case st == active:
 		r.logger.Infof(context.Background(), "plugin %s is ready", r.plugin)

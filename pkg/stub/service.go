@@ -72,13 +72,13 @@ func (v *service) subscription(ctx context.Context, req *api.ConfigureRequest) (
 	}
 	events, err := s.h.configure(ctx, req.GetConfig(), req.GetRuntimeName(), req.GetRuntimeVersion())
 	if err != nil {
-		return 0, fmt.Errorf("plugin %s: %w", s.Name(), err)
+		return 0, err // the runtime, and the log line above, name the plugin
 	}
 	if events == 0 {
 		return s.events, nil
 	}
 	if extra := events &^ s.events; extra != 0 {
-		return 0, fmt.Errorf("plugin %s subscribed to events it has no handler for: %s", s.Name(), maskString(extra))
+		return 0, fmt.Errorf("subscribed to events it has no handler for: %s", maskString(extra))
 	}
 	return events, nil
 }
@@ -87,7 +87,7 @@ func (v *service) subscription(ctx context.Context, req *api.ConfigureRequest) (
 func (v *service) Shutdown(ctx context.Context, req *api.ShutdownRequest) (*api.Empty, error) {
 	s := v.s
 	sd := newShutdownError(s.Name(), req)
-	s.logger.Infof(ctx, "plugin %s: runtime shuts the plugin down: %v", s.Name(), sd)
+	s.logger.Infof(ctx, "runtime shuts the plugin down: %v", sd)
 
 	s.mu.Lock()
 	if v.sess.shutdown == nil {
@@ -136,7 +136,7 @@ func (v *service) RoleChange(ctx context.Context, req *api.RoleChangeRequest) (*
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("plugin %s: unknown role %v", s.Name(), role)
+		return nil, fmt.Errorf("unknown role %v", role)
 	}
 	return &api.Empty{}, nil
 }
@@ -144,7 +144,7 @@ func (v *service) RoleChange(ctx context.Context, req *api.RoleChangeRequest) (*
 func (v *service) callRoleChange(ctx context.Context, req *api.RoleChangeRequest) error {
 	if f := v.s.h.roleChange; f != nil {
 		if err := f(ctx, req); err != nil {
-			return fmt.Errorf("plugin %s: role change to %s: %w", v.s.Name(), req.GetRole(), err)
+			return fmt.Errorf("role change to %s: %w", req.GetRole(), err)
 		}
 	}
 	return nil

@@ -220,7 +220,8 @@ func (s *stub) endError(sess *session) error {
 }
 
 // withShutdown prefers the runtime's stated reason over the transport error
-// it caused, keeping both in the chain.
+// it caused, keeping both in the chain but saying only the reason: the
+// failed call carries the same refusal again.
 func (s *stub) withShutdown(sess *session, err error) error {
 	s.mu.Lock()
 	sd := sess.shutdown
@@ -228,8 +229,17 @@ func (s *stub) withShutdown(sess *session, err error) error {
 	if sd == nil {
 		return err
 	}
-	return fmt.Errorf("%w (%w)", sd, err)
+	return &statedError{sd: sd, cause: err}
 }
+
+// statedError is the runtime's reason for a failure, with the failure.
+type statedError struct {
+	sd    *ShutdownError
+	cause error
+}
+
+func (e *statedError) Error() string   { return e.sd.Error() }
+func (e *statedError) Unwrap() []error { return []error{e.sd, e.cause} }
 
 // awaitShutdownNotice gives a runtime that refused us a moment to say why
 // before we hang up: it may send Shutdown right after failing the call.

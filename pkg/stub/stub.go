@@ -2,6 +2,7 @@ package stub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	stdnet "net"
 	"net/http"
@@ -152,6 +153,12 @@ func newStub(p Plugin, opts ...Option) (*stub, error) {
 			return nil, fmt.Errorf("creating NRI stub: %w", errOption(err))
 		}
 	}
+	if s.exitOnSuperseded && !s.handover && !s.handoverOff {
+		// Only a plugin that opted in is ever told it was superseded: the
+		// option would do nothing, and its author would not know.
+		return nil, fmt.Errorf("creating NRI stub: %w", errOption(errors.New(
+			"WithExitOnSuperseded needs WithHandover: the runtime tells only a plugin that opted into handover that it was superseded")))
+	}
 	if err := s.completeIdentity(); err != nil {
 		return nil, fmt.Errorf("creating NRI stub: %w", err)
 	}
@@ -165,6 +172,11 @@ func newStub(p Plugin, opts ...Option) (*stub, error) {
 
 	s.logger.Infof(context.Background(), "created plugin %s (%s, version %s, instance %q, generation %d), handles %s",
 		s.Name(), filepath.Base(os.Args[0]), s.pluginVersion, s.instanceID, s.generation, maskString(events))
+	if s.handover && s.instanceID == "" && s.generation == 0 {
+		s.logger.Warnf(context.Background(), "plugin %s opts into handover without an instance id or rollout generation: "+
+			"a superseded instance that restarts cannot be told from a successor; set $%s and $%s (deploy/daemonset.yaml) or WithInstanceID and WithGeneration",
+			s.Name(), InstanceIDEnvVar, GenerationEnvVar)
+	}
 	return s, nil
 }
 

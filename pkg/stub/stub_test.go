@@ -574,7 +574,7 @@ func TestSupersededContextCancel(t *testing.T) {
 }
 
 func TestExitOnSuperseded(t *testing.T) {
-	s, rt := newTestStub(t, newTestPlugin(), WithExitOnSuperseded())
+	s, rt := newTestStub(t, newTestPlugin(), WithHandover(), WithExitOnSuperseded())
 	errC := runStub(t, s, context.Background())
 	rt.connect(true)
 	supersede(t, rt)

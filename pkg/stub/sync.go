@@ -3,7 +3,6 @@ package stub
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/nri-handover/nri/api"
 )
@@ -77,7 +76,7 @@ func (v *service) Synchronize(ctx context.Context, req *api.SynchronizeRequest) 
 			// that the runtime can tell from a refusal.
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("plugin %s: synchronize: %w", s.Name(), err)
+		return nil, err // as upstream's: the runtime names the plugin and the call
 	}
 
 	if !info.Delta {

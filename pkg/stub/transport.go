@@ -126,6 +126,9 @@ func (s *stub) register(ctx context.Context, sess *session) error {
 	defer cancel()
 	rpl, err := sess.runtime.RegisterPlugin(rctx, req)
 	if err != nil {
+		if mentions(err.Error(), s.Name()) { // the runtime's refusal names the plugin
+			return fmt.Errorf("registration failed: %w", err)
+		}
 		return fmt.Errorf("plugin %s: registration failed: %w", s.Name(), err)
 	}
 

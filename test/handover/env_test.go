@@ -69,6 +69,8 @@ type instSpec struct {
 	// UID runs the process as that user and group (0: as the suite); see
 	// shareWith for the files it needs.
 	UID uint32
+	// Env is added to the process's environment (KEY=value).
+	Env []string
 }
 
 func (s instSpec) args() []string {
@@ -145,9 +147,12 @@ func startInstance(dir string, n int, spec instSpec, lastSeq uint64) *instance {
 		proc *harness.Proc
 		err  error
 	)
-	if spec.UID != 0 {
+	switch {
+	case spec.UID != 0:
 		proc, err = harness.StartProcAs("plugin "+label, bins.Plugin, args, GinkgoWriter, spec.UID, spec.UID)
-	} else {
+	case len(spec.Env) > 0:
+		proc, err = harness.StartProcEnv("plugin "+label, bins.Plugin, args, GinkgoWriter, spec.Env)
+	default:
 		proc, err = harness.StartProc("plugin "+label, bins.Plugin, args, GinkgoWriter)
 	}
 	ExpectWithOffset(2, err).NotTo(HaveOccurred())

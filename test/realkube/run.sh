@@ -11,6 +11,9 @@
 #   s2  kubectl rollout undo;
 #   s3  a rollout with the active instance's process killed (-9) as the new
 #       pod starts, then one with the new pod deleted before it is Ready;
+#   s4  the kill switch rolled out (kubectl set env NRI_PLUGIN_HANDOVER=off):
+#       the new pod, an upstream-style plugin, takes over; then handover
+#       turned back on (the variable removed), which takes over from it;
 #   c   the control: the same rollout on stock containerd v2.4.2 (upstream
 #       NRI), which fails creations while both instances are connected.
 # One line per check, then "N passed, N failed"; figures in
@@ -265,6 +268,17 @@ expect "s3: kubectl rollout status completed after the deletion" rollout_wait
 record_stop
 check_rollout s3 kill
 
+step "scenario 4: roll out the kill switch NRI_PLUGIN_HANDOVER=off, then turn handover back on"
+record_start s4
+mark "set env NRI_PLUGIN_HANDOVER=off"
+kcs set env ds/nri-annotator NRI_PLUGIN_HANDOVER=off >/dev/null
+expect "s4: kubectl rollout status completed with the kill switch set" rollout_wait
+mark "set env NRI_PLUGIN_HANDOVER-"
+kcs set env ds/nri-annotator NRI_PLUGIN_HANDOVER- >/dev/null
+expect "s4: kubectl rollout status completed with handover back on" rollout_wait
+record_stop
+check_kill_switch s4
+
 # ---- the same surge for a DaemonSet that is no NRI plugin ---------------------
 # Kubernetes' own share of the dip after the deletion: a plain busybox
 # DaemonSet, same strategy and minReadySeconds, that exits on SIGTERM as
@@ -320,7 +334,7 @@ record_stop
 read -r n f m < <(load_counts c)
 e=$(create_errors c)
 read -r c one wrong dbl none win < <(stamp_counts c 2>/dev/null)
-expect "control: upstream NRI fails container creations during the surge ($e CreateContainer calls failed; ours: 0 in s1-s3)" [ "$e" -gt 0 ]
+expect "control: upstream NRI fails container creations during the surge ($e CreateContainer calls failed; ours: 0 in s1-s4)" [ "$e" -gt 0 ]
 echo "  control: $n pods, $f not Ready within 60 s, slowest Ready after ${m}s (the kubelet retries); $c containers created, $((one + wrong)) stamped once, $dbl twice, $((none + win)) none; rollout ${ROLLOUT_S}s"
 echo "  control: what failed: $(grep -ohE 'plugins [^,]*both tried to set [^"]*' "$R/ev/c.create-errors" | head -1 | tr -d '\\')"
 # The picture of the run: docs/kubernetes-rollout.svg is one, copied from here.

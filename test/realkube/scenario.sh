@@ -128,6 +128,8 @@ rollout_wait() {
 #   "...[PID] registered (version \"V\", instance \"X\"..."  PID is instance X
 #   "...[PID] connected and synchronized"   X is active (joined, or took over)
 #   "... instance OLD ... superseded by ... instance NEW ..."  the switch itself
+#   "... instance NEW ... takes over from external:...[PID], which does not
+#    support handover"  an opted-in NEW took over a plugin without handover
 #   "connection to plugin ...[PID] closed"  if X was active, none is
 # ("takes over from" is logged when a successor starts catching up; its
 # predecessor serves until the switch.)
@@ -144,6 +146,9 @@ created_during() {
 	/external:50-annotator\[[0-9]+\] connected and synchronized/ { if (pid($0) in inst) activate(inst[pid($0)]); next }
 	/ superseded by .* instance / {
 		split($0, w, " instance "); x = w[3]; sub(/[ "].*/, "", x); activate(x); next
+	}
+	/ takes over from external:50-annotator\[[0-9]+\], which does not support handover/ {
+		split($0, w, " instance "); x = w[2]; sub(/[ "].*/, "", x); activate(x); next
 	}
 	/connection to plugin external:50-annotator\[[0-9]+\] closed/ { if (inst[pid($0)] == cur) activate("none"); next }
 	/msg="CreateContainer within sandbox/ {
@@ -272,3 +277,37 @@ check_rollout() {
 	echo "  $sc: after the deletion, numberAvailable $lo2 for ${s2}s while the old pod terminated (the controller counts a node's oldest pod, terminating or not)"
 	echo "  $sc: plugin pods Ready at once, at most: $(max_ready "$sc") (the old one stays Ready after it handed over, until deleted)"
 }
+
+# log_count SC REGEX: how many lines of containerd's log matched REGEX while
+# SC ran.
+log_count() {
+	local from to
+	{ read -r from; read -r to; } <"$R/ev/$1.lines"
+	sed -n "$((from + 1)),${to}p" "$R/containerd.log" | grep -cE "$2" || true
+}
+
+# check_kill_switch SC: the kill switch rolled out with the shipped manifest
+# and back: no creation failed, every container stamped once by the
+# instance active at its creation, each new pod switched in by containerd
+# (the one without handover superseding the opted-in one, then the opted-in
+# one taking over from it), none refused, one plugin pod left, Ready.
+check_kill_switch() {
+	local sc=$1 n f m e c one wrong dbl none win k late refused off on
+	read -r n f m < <(load_counts "$sc")
+	e=$(create_errors "$sc")
+	expect "$sc: $n pods created on the node during both rollouts, $f failed, $e CreateContainer calls failed (slowest Ready after ${m}s)" [ "$f" = 0 -a "$e" = 0 -a "$n" -ge 3 ]
+	read -r c one wrong dbl none win < <(stamp_counts "$sc")
+	expect "$sc: $c containers created, each with exactly one stamp from the instance active at its creation ($one; $wrong from another, $dbl twice, $none none, $win while none was)" \
+		[ "$one" = "$c" -a "$c" -ge 3 ]
+	off=$(log_count "$sc" 'superseded by .*, which does not use handover')
+	expect "$sc: containerd switched the plugin to the new pod without handover, superseding the opted-in one ($off)" [ "$off" = 1 ]
+	on=$(log_count "$sc" 'takes over from external:50-annotator\[[0-9]+\], which does not support handover')
+	expect "$sc: with handover back on, the opted-in pod took over from it ($on)" [ "$on" = 1 ]
+	refused=$(log_count "$sc" 'rejecting plugin registration|may not run beside')
+	expect "$sc: no plugin pod refused ($refused refusals)" [ "$refused" = 0 ]
+	read -r k late < <(ready_after_active "$sc")
+	expect "$sc: both new plugin pods became the active instance ($k)" [ "$k" = 2 ]
+	expect "$sc: one plugin pod left, Ready" wait_for 60 one_pod_ready
+}
+# one_pod_ready: the plugin has one pod, and it is Ready.
+one_pod_ready() { [ "$(plugin_pods | awk '{print $3}' | paste -sd' ')" = true ]; }

@@ -24,6 +24,13 @@ func StartProc(name, bin string, args []string, out io.Writer) (*Proc, error) {
 	return startCmd(name, exec.Command(bin, args...), out)
 }
 
+// StartProcEnv is StartProc with env added to the suite's environment.
+func StartProcEnv(name, bin string, args []string, out io.Writer, env []string) (*Proc, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return startCmd(name, cmd, out)
+}
+
 // StartProcAs is StartProc with the process running as user uid and group
 // gid (the caller must be allowed to switch to them, e.g. root). The binary
 // and every file the process uses must be accessible to that user.

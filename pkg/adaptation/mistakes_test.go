@@ -1,0 +1,124 @@
+package adaptation
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// warnings keeps the warnings logged, for tests of what an operator is told.
+type warnings struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (w *warnings) Debugf(context.Context, string, ...any) {}
+func (w *warnings) Infof(context.Context, string, ...any)  {}
+func (w *warnings) Errorf(context.Context, string, ...any) {}
+func (w *warnings) Warnf(_ context.Context, f string, a ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = append(w.lines, fmt.Sprintf(f, a...))
+}
+
+// saying returns the warnings containing every one of subs.
+func (w *warnings) saying(subs ...string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+next:
+	for _, l := range w.lines {
+		for _, s := range subs {
+			if !strings.Contains(l, s) {
+				continue next
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func warnedRegistry(pol handoverPolicy) (*registry, *warnings) {
+	g := testRegistry(pol)
+	w := &warnings{}
+	g.r.log = w
+	return g, w
+}
+
+// Registrations the rules admit but that are likely mistakes are warned
+// about when the plugin registers, naming both instances, before they show
+// as failures.
+func TestMistakesAreWarnedAtRegistration(t *testing.T) {
+	t.Run("a renamed plugin beside its old name in the same workload", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{workload: true})
+		old := inPod(g.optedIn("10", "myplugin", "uid-p-h1", 1, "v1"), "kube-system", "p-h1", "p", 1)
+		place(t, g, old)
+		g.switchNow(t, old)
+		renamed := inPod(g.optedIn("10", "my-plugin", "uid-p-h2", 2, "v2"), "kube-system", "p-h2", "p", 2)
+		place(t, g, renamed)
+		if got := w.saying("10-my-plugin", "10-myplugin", "under another name"); len(got) != 1 {
+			t.Fatalf("warnings %q: want one naming both the renamed and the old plugin", w.lines)
+		}
+	})
+	t.Run("two plugins of one pod, or of other workloads, are no rename", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{workload: true})
+		a := inPod(g.optedIn("10", "cpu", "uid-p-h1", 1, "v1"), "kube-system", "p-h1", "p", 1)
+		place(t, g, a)
+		g.switchNow(t, a)
+		place(t, g, inPod(g.optedIn("20", "mem", "uid-p-h1", 1, "v1"), "kube-system", "p-h1", "p", 1))
+		place(t, g, inPod(g.optedIn("30", "net", "uid-q-h1", 1, "v1"), "kube-system", "q-h1", "q", 1))
+		if got := w.saying("under another name"); len(got) != 0 {
+			t.Fatalf("warned %q", got)
+		}
+	})
+	t.Run("a successor with another index", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{})
+		a := g.optedIn("10", "p", "a", 1, "v1")
+		place(t, g, a)
+		g.switchNow(t, a)
+		place(t, g, g.optedIn("20", "p", "b", 2, "v2"))
+		if got := w.saying("20-p version v2 instance b", "10-p version v1 instance a", "from 10 to 20"); len(got) != 1 {
+			t.Fatalf("warnings %q: want one naming both instances and both indexes", w.lines)
+		}
+	})
+	t.Run("an opted-in instance without identity", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{})
+		place(t, g, g.optedIn("10", "p", "", 0, "v1"))
+		if got := w.saying("10-p version v1", "NRI_PLUGIN_INSTANCE_ID"); len(got) != 1 {
+			t.Fatalf("warnings %q: want one naming the plugin and what to set", w.lines)
+		}
+	})
+	t.Run("nothing for a plain rollout", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{})
+		a := g.optedIn("10", "p", "a", 1, "v1")
+		place(t, g, a)
+		g.switchNow(t, a)
+		place(t, g, g.optedIn("10", "p", "b", 2, "v2"))
+		if len(w.lines) != 0 {
+			t.Fatalf("warned %q", w.lines)
+		}
+	})
+}
+
+// The takeover log line names the predecessor by what is known of it, never
+// by empty quotes.
+func TestTakeoverLineLeavesOutWhatIsUnknown(t *testing.T) {
+	g := testRegistry(handoverPolicy{})
+	p := g.optedIn("10", "p", "b", 2, "v2")
+	for _, tc := range []struct {
+		t    *api.Takeover
+		want string
+	}{
+		{&api.Takeover{PredecessorGeneration: 1}, "generation 1"},
+		{&api.Takeover{PredecessorInstance: "a"}, "instance a"},
+		{&api.Takeover{PredecessorVersion: "v1", PredecessorInstance: "a", PredecessorGeneration: 1}, "version v1 instance a generation 1"},
+	} {
+		if got := g.describeTakeover(p, tc.t); got != tc.want {
+			t.Errorf("takeover from %v described as %q, want %q", tc.t, got, tc.want)
+		}
+	}
+}
