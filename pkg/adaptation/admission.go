@@ -216,6 +216,10 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		return nil, err
 	}
 	if !p.handsOver() {
+		if key, ok := g.groupKey(p); ok {
+			g.placeInGroup(p, key)
+			return nil, nil
+		}
 		g.move(p, &slot{}, stateCandidate)
 		return nil, nil
 	}
@@ -425,6 +429,10 @@ func (s *slot) members() []*plugin {
 
 // dropSlot forgets an empty shared slot. g.mu is held.
 func (g *registry) dropSlot(s *slot) {
+	if s.group != "" && s.empty() && g.groups[s.group] == s {
+		delete(g.groups, s.group)
+		return
+	}
 	if !s.shared() || !s.empty() {
 		return
 	}

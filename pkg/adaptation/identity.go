@@ -46,6 +46,10 @@ type PeerPod struct {
 	TemplateGeneration                int64 // pod-template-generation label, 0 if none
 	HasTemplateGeneration             bool  // the label is set (and a number)
 	Labels                            map[string]string
+	// Handover is the pod's HandoverAnnotation, "" if it has none: how its
+	// DaemonSet opted plugins written for upstream into handover
+	// (workloadgroup.go).
+	Handover string
 }
 
 // podLabels differ between two pods of one workload and are ignored when
@@ -212,7 +216,7 @@ func resolvePeer(cg string, pods []*api.PodSandbox, ctrs []*api.Container) (Peer
 		gen, err := strconv.ParseInt(p.GetLabels()["pod-template-generation"], 10, 64)
 		return PeerInPod, &PeerPod{Namespace: p.GetNamespace(), Name: p.GetName(), UID: p.GetUid(),
 			ContainerID: c.GetId(), TemplateGeneration: gen, HasTemplateGeneration: err == nil,
-			Labels: maps.Clone(p.GetLabels())}
+			Labels: maps.Clone(p.GetLabels()), Handover: p.GetAnnotations()[HandoverAnnotation]}
 	}
 	for _, dir := range podDirs {
 		if within(cg, dir) {
@@ -353,7 +357,9 @@ func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
 		return
 	}
 	g.mu.Lock()
-	if !p.handsOver() && len(g.named[p.base]) == 0 {
+	// A plugin written for upstream is placed too while the runtime offers
+	// handover: its pod's annotation may put it in a workload group.
+	if !p.handsOver() && len(g.named[p.base]) == 0 && !g.r.handover {
 		g.mu.Unlock()
 		return
 	}
@@ -383,7 +389,7 @@ func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
 					found[i] = &verified{place: place, pod: pod}
 				}
 			}
-		} else {
+		} else if p.handsOver() {
 			g.r.log.Warnf(ctx, "plugin %s: cannot place its process: the runtime's pods are not recorded", p.name())
 		}
 	}

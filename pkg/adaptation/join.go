@@ -105,6 +105,9 @@ func (g *registry) screen(ctx context.Context, p *plugin) error {
 // configured, into event delivery. On failure the plugin has been
 // disconnected. Start brings up the others (launch.go).
 func (g *registry) admit(ctx context.Context, p *plugin) error {
+	if g.inGroup(p) {
+		return g.joinGroup(ctx, p)
+	}
 	start := time.Now()
 	takeover := g.takeoverFrom(p)
 	if takeover != nil {
@@ -155,9 +158,10 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 		return nil, err
 	}
 	defer r.syncGate.Unlock()
-	if !g.pending(p) {
-		return nil, errDisplaced
+	if err := g.pending(p); err != nil {
+		return nil, err
 	}
+	grouped := g.inGroup(p)
 	var cur *cursor
 	if p.deltaSync() {
 		// Exits bypass the gate: what they change during the round is
@@ -173,13 +177,14 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 	)
 	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
 		r.ledger.seed(from, pods, ctrs)
-		if updates, serr = p.synchronize(ctx, pods, ctrs, takeover); serr != nil || !p.handsOver() || bugHoldAfterSyncFn {
+		if updates, serr = p.synchronize(ctx, pods, ctrs, takeover); serr != nil || !p.handsOver() && !grouped || bugHoldAfterSyncFn {
 			return
 		}
 		// The switch's hold is taken before SyncFn returns: the runtime
 		// holds its own lock across SyncFn, as it does across every event
 		// it relays, so no event passes between the state p was given
-		// and its switch (an exit, which bypasses the gate, included).
+		// and its switch (an exit, which bypasses the gate, included). A
+		// workload group's member switches from an older instance here too.
 		held = r.hold.enqueue()
 		serr = r.acquire(ctx, held)
 		if serr != nil {
@@ -189,7 +194,7 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 	if err == nil {
 		err = serr
 	}
-	if bugHoldAfterSyncFn && err == nil && p.handsOver() {
+	if bugHoldAfterSyncFn && err == nil && (p.handsOver() || grouped) {
 		held = r.hold.enqueue()
 		if err = r.acquire(ctx, held); err != nil {
 			held = nil
@@ -200,6 +205,9 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 			r.release(held)
 		}
 		return nil, err
+	}
+	if grouped {
+		return updates, g.switchGroupHeld(p, held)
 	}
 	more, err := g.switchHeld(ctx, p, cur, takeover, held)
 	return append(updates, more...), err
@@ -271,11 +279,12 @@ func (p *plugin) asPredecessor() *api.Takeover {
 		PredecessorPod: p.podIdentity()}
 }
 
-// pending tells whether p is still waiting to become active in its slot.
-func (g *registry) pending(p *plugin) bool {
+// pending tells whether p is still waiting to become active in its slot:
+// nil if it is, else why not (pendingErr).
+func (g *registry) pending(p *plugin) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return p.state == stateCandidate || p.state == stateStandby
+	return g.pendingErr(p)
 }
 
 // fail disconnects a plugin that could not join, with the reason.

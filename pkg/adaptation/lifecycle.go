@@ -13,6 +13,22 @@ package adaptation
 //	                               v disconnected, grace over
 //	                              gone
 //
+// A workload group (workloadgroup.go: plugins written for upstream whose
+// DaemonSet opted them in by annotation) adds one state, idle: an older
+// instance that stays connected without events and without a timer, for
+// as long as its connection lives, because such a plugin has no notion of
+// standing by and would exit (and be restarted) if disconnected.
+//
+//	            place (not newer)           superseded by a newer pod
+//	(connected) -----------------> idle <------------------------------- active
+//	                                | ^                                     ^
+//	           its active instance  | | a newer candidate, or the active    |
+//	           lost: reactivated    v | newer than it at its switch         |
+//	                             candidate ---------------------------------+
+//	                                       switch (a full Synchronize under the gate)
+//
+// idle goes to gone only when its connection goes (its pod deleted).
+//
 // move alone writes a slot's candidate, active and standby instances, an
 // opted-in instance's role, and the dispatch list: who receives events
 // follows from the states and from nothing else.
@@ -33,6 +49,7 @@ const (
 	stateActive                         // receives its slot's events
 	stateStandby                        // superseded, kept for the grace period; no events
 	stateGone                           // out of its slot for good
+	stateIdle                           // a workload group's older instance: connected, no events, no timer
 )
 
 func (s instanceState) String() string {
@@ -47,16 +64,19 @@ func (s instanceState) String() string {
 		return "standby"
 	case stateGone:
 		return "gone"
+	case stateIdle:
+		return "idle"
 	}
 	return fmt.Sprintf("state(%d)", int(s))
 }
 
 // moves are the allowed transitions; anything else is a bug.
 var moves = map[instanceState][]instanceState{
-	stateConnected: {stateCandidate, stateGone},
-	stateCandidate: {stateActive, stateGone},
-	stateActive:    {stateStandby, stateGone},
+	stateConnected: {stateCandidate, stateIdle, stateGone},
+	stateCandidate: {stateActive, stateIdle, stateGone},
+	stateActive:    {stateStandby, stateIdle, stateGone},
 	stateStandby:   {stateActive, stateGone},
+	stateIdle:      {stateCandidate, stateGone},
 }
 
 // move takes p to state to in slot s (the slot it is placed in, for a
@@ -78,6 +98,8 @@ func (g *registry) move(p *plugin, s *slot, to instanceState) {
 		s.active = nil
 	case from == stateStandby && s.standby == p:
 		s.leaveStandby()
+	case from == stateIdle:
+		s.idle = slices.DeleteFunc(s.idle, func(q *plugin) bool { return q == p })
 	}
 	p.state = to
 	switch to {
@@ -89,6 +111,9 @@ func (g *registry) move(p *plugin, s *slot, to instanceState) {
 	case stateStandby:
 		s.standby = p
 		p.setRole(api.PluginRole_PLUGIN_ROLE_STANDBY)
+	case stateIdle:
+		p.slot = s
+		s.idle = append(s.idle, p)
 	case stateGone:
 		g.dropSlot(s)
 	}
@@ -122,6 +147,9 @@ func (g *registry) remove(p *plugin) {
 		s.releaseReserved(g.r)
 	}
 	g.move(p, s, stateGone)
+	if s.group != "" {
+		g.groupLost(s)
+	}
 	if wasActive && !g.closed {
 		switch {
 		case s.standby != nil:

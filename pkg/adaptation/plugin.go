@@ -105,6 +105,10 @@ type plugin struct {
 	// fromLedger is set for a takeover synchronized from the ledger while
 	// its predecessor serves (join.go).
 	fromLedger bool
+	// admitted and joining are for a workload group's member
+	// (workloadgroup.go): it was configured and may be synchronized; a join
+	// of it is running.
+	admitted, joining bool
 
 	lostOnce     sync.Once
 	teardownOnce sync.Once

@@ -35,13 +35,14 @@ type registry struct {
 	plugins []*plugin            // active, in dispatch order; replaced, never modified in place
 	all     map[*plugin]struct{} // every plugin from creation until torn down
 	named   map[string][]*slot   // the shared slots of opted-in plugins, by name (admission.go)
+	groups  map[string]*slot     // the workload groups of plugins written for upstream, by key (workloadgroup.go)
 	closed  bool
 	seq     uint64
 	policy  handoverPolicy
 }
 
 func newRegistry(r *Adaptation) *registry {
-	return &registry{r: r, all: map[*plugin]struct{}{}, named: map[string][]*slot{}}
+	return &registry{r: r, all: map[*plugin]struct{}{}, named: map[string][]*slot{}, groups: map[string]*slot{}}
 }
 
 // slot is one place in the dispatch order. A slot of its own holds one
@@ -69,6 +70,11 @@ type slot struct {
 	// are refused while the slot lives (a superseded pod restarted by the
 	// kubelet must not flap back) and forgotten with it.
 	retired []string
+	// group is the key of a workload group of plugins written for upstream
+	// (workloadgroup.go), "" for any other slot; idle are its older
+	// instances, connected and without events.
+	group string
+	idle  []*plugin
 }
 
 // maxRetired bounds the instance ids a slot remembers: one per rollout is
@@ -77,7 +83,9 @@ const maxRetired = 16
 
 func (s *slot) shared() bool { return s.name != "" }
 
-func (s *slot) empty() bool { return s.active == nil && s.candidate == nil && s.standby == nil }
+func (s *slot) empty() bool {
+	return s.active == nil && s.candidate == nil && s.standby == nil && len(s.idle) == 0
+}
 
 func (s *slot) retire(id string) {
 	if id == "" || slices.Contains(s.retired, id) {
@@ -160,6 +168,9 @@ func (g *registry) mayUpdate(p *plugin) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := p.slot
+	if s != nil && s.group != "" {
+		return g.groupMayUpdate(p, s)
+	}
 	if s == nil || !s.shared() || s.active == p {
 		return nil
 	}

@@ -21,14 +21,20 @@ import (
 )
 
 type plugin struct {
-	rec      *record.Recorder
-	annotate map[string]string
-	env      map[string]string
-	memory   int64
+	// dieInSync exits the process inside Synchronize, before replying: a
+	// plugin lost mid-synchronization (test/legacyhandover).
+	dieInSync bool
+	rec       *record.Recorder
+	annotate  map[string]string
+	env       map[string]string
+	memory    int64
 }
 
 func (p *plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	p.rec.Add(record.Line{Ev: record.Synchronize, Pods: len(pods), Ctrs: len(ctrs)})
+	if p.dieInSync {
+		os.Exit(3)
+	}
 	return nil, nil
 }
 
@@ -65,6 +71,7 @@ func main() {
 	var (
 		socket, name, idx, recPath string
 		memory                     int64
+		dieInSync                  bool
 		annotate                   = map[string]string{}
 		env                        = map[string]string{}
 	)
@@ -73,6 +80,7 @@ func main() {
 	flag.StringVar(&idx, "idx", "", "plugin index (default: environment)")
 	flag.StringVar(&recPath, "record", "-", "event record file")
 	flag.Int64Var(&memory, "memory-limit", 0, "memory limit to set in CreateContainer")
+	flag.BoolVar(&dieInSync, "die-in-synchronize", false, "exit inside Synchronize, before replying")
 	flag.Func("annotate", "key=value annotation to add in CreateContainer", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok {
@@ -109,7 +117,7 @@ func main() {
 	if socket != "" {
 		opts = append(opts, stub.WithSocketPath(socket))
 	}
-	st, err := stub.New(&plugin{rec: rec, annotate: annotate, env: env, memory: memory}, opts...)
+	st, err := stub.New(&plugin{rec: rec, annotate: annotate, env: env, memory: memory, dieInSync: dieInSync}, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -120,6 +128,19 @@ func main() {
 	go func() {
 		<-sigs
 		st.Stop()
+	}()
+	// SIGUSR1 sends an empty unsolicited UpdateContainers and records what
+	// the runtime answered (record.Unsolicited, Detail "ok" or the error).
+	usr := make(chan os.Signal, 1)
+	signal.Notify(usr, syscall.SIGUSR1)
+	go func() {
+		for range usr {
+			l := record.Line{Ev: record.Unsolicited, Detail: "ok"}
+			if _, err := st.UpdateContainers([]*api.ContainerUpdate{}); err != nil {
+				l.Detail = err.Error()
+			}
+			rec.Add(l)
+		}
 	}()
 
 	err = st.Run(context.Background())

@@ -1,0 +1,298 @@
+package adaptation
+
+// Workload groups: handover for plugins written for upstream, opted in by
+// their DaemonSet instead of by their code.
+//
+// A plugin built on upstream's stub sends no handover feature, no instance
+// id and no generation, and implements neither RoleChange nor a Shutdown
+// that means anything: two connections of its name are two plugins, and
+// both get every event (upstream's behaviour, kept for every such plugin by
+// default). What the runtime can still verify is where each connection
+// comes from (identity.go): the pod, its namespace, workload labels,
+// pod-template-generation and annotations. An operator who knows that two
+// pods of one DaemonSet run one plugin says so on the pod template with
+// HandoverAnnotation; the runtime then treats the connections of one name
+// and index from pods of that workload as instances of one plugin, a
+// workload group, of which exactly one receives events:
+//
+//   - who is newer is the pods' pod-template-generation, never the order of
+//     connections: a rollback (a higher generation running an older binary)
+//     takes over, a restarted older pod never does;
+//   - a newer instance joins as upstream's join does (join.go,
+//     joinUnderGate: one full Synchronize from inside SyncFn under the
+//     gate) and its switch is taken in the hold that SyncFn's call opened,
+//     so no event reaches both instances or neither;
+//   - the older instance is not disconnected (such a plugin exits when its
+//     connection closes, and the kubelet restarts it): it stays, idle, with
+//     no events and no timer, until its connection goes (its pod deleted);
+//     its unsolicited updates are refused, naming the newer instance;
+//   - if the active instance goes, the newest idle one is synchronized
+//     again, with a second full Synchronize under the gate, and switched
+//     to: every upstream stub since v0.8.0 hands a second Synchronize on a
+//     connection to the plugin's handler like the first (the stub keeps no
+//     state about it), where plugins reconcile as on a reconnect.
+//
+// No RoleChange and no Shutdown is ever sent to a member: upstream sends
+// neither.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// HandoverAnnotation on a plugin's pod template (so on each of its pods,
+// which the runtime sees as PodSandbox annotations) with the value
+// HandoverWorkload tells the runtime that the connections of one plugin name
+// and index from pods of this workload are instances of one plugin, of which
+// one at a time receives events. An annotation rather than a label: labels
+// are part of the workload's identity (sameWorkload), and adding one would
+// make the rollout that adds it a different workload; an annotation changes
+// no selector. On the pod rather than the DaemonSet: the runtime sees pods
+// only. The value names the rule, so that another one can be added.
+const HandoverAnnotation = "nri.containerd.io/handover"
+
+// HandoverWorkload is the value of HandoverAnnotation that turns workload
+// groups on for the pod's plugins.
+const HandoverWorkload = "workload"
+
+// errIdled ends a member's join without disconnecting it: a newer instance
+// of its workload is active or joining, and it stays connected, idle.
+var errIdled = errors.New("a newer instance of its workload took over")
+
+// groupKey is the workload group p belongs to: its index and name, its
+// pod's namespace and workload labels. ok is false for every plugin that
+// stays as upstream: not external, not opted in by its pod, a pod the
+// runtime did not verify, or one without a pod-template-generation (who is
+// newer could then only be guessed from the order of connections).
+// g.mu is held.
+func (g *registry) groupKey(p *plugin) (string, bool) {
+	if !g.r.handover || p.kind != kindExternal || !g.policy.workload || p.ident == nil || p.ident.place != PeerInPod {
+		return "", false
+	}
+	pod := p.ident.pod
+	switch {
+	case pod.Handover == "":
+		return "", false
+	case pod.Handover != HandoverWorkload:
+		g.r.log.Warnf(g.r.ctx, "plugin %s: pod %s/%s has %s=%q, which this runtime does not know; it runs as upstream runs it",
+			p.name(), pod.Namespace, pod.Name, HandoverAnnotation, pod.Handover)
+		return "", false
+	case !pod.HasTemplateGeneration || pod.TemplateGeneration < 0:
+		g.r.log.Warnf(g.r.ctx, "plugin %s: pod %s/%s has %s but no pod-template-generation label, so which instance is newer cannot be told; it runs as upstream runs it",
+			p.name(), pod.Namespace, pod.Name, HandoverAnnotation)
+		return "", false
+	}
+	var labels []string
+	for k, v := range pod.Labels {
+		if !slices.Contains(podLabels, k) {
+			labels = append(labels, k+"="+v)
+		}
+	}
+	sort.Strings(labels)
+	return strings.Join(append([]string{p.idx, p.base, pod.Namespace}, labels...), "\x00"), true
+}
+
+// inGroup tells whether p was placed in a workload group.
+func (g *registry) inGroup(p *plugin) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return p.slot != nil && p.slot.group != ""
+}
+
+// newer tells whether member p takes precedence over member q: a higher
+// pod-template-generation. g.mu is held.
+func (g *registry) newer(p, q *plugin) bool {
+	pg, _ := g.precedence(p)
+	qg, _ := g.precedence(q)
+	return pg > qg
+}
+
+// top is the group's newest instance that is active or joining: the
+// candidate if there is one (it is newer than the active one), else the
+// active one.
+func (s *slot) top() *plugin {
+	if s.candidate != nil {
+		return s.candidate
+	}
+	return s.active
+}
+
+// placeInGroup puts a registering member into its group: as the candidate
+// if it is newer than every instance active or joining (a pending candidate
+// it is newer than goes idle, still connected), else idle. g.mu is held.
+func (g *registry) placeInGroup(p *plugin, key string) {
+	s := g.groups[key]
+	if s == nil {
+		s = &slot{group: key}
+		g.groups[key] = s
+	}
+	top := s.top()
+	if top != nil && !g.newer(p, top) {
+		g.move(p, s, stateIdle)
+		g.r.log.Infof(g.r.ctx, "plugin %s is not newer than %s of its workload: it stays connected and receives no events",
+			g.who(p), g.who(top))
+		return
+	}
+	if c := s.candidate; c != nil {
+		g.move(c, s, stateIdle)
+		g.r.log.Infof(g.r.ctx, "plugin %s is newer than %s, which had not taken over: that one stays connected and receives no events",
+			g.who(p), g.who(c))
+	}
+	g.move(p, s, stateCandidate)
+}
+
+// joinGroup is admit for a member, configured by now: a candidate joins, an
+// idle one stays idle (or, if its group has nobody active or joining, is the
+// newest idle one and joins).
+func (g *registry) joinGroup(ctx context.Context, p *plugin) error {
+	g.mu.Lock()
+	p.admitted = true
+	s := p.slot
+	if p.state == stateIdle && s.top() == nil && !g.closed {
+		g.groupNext(s)
+	}
+	run := p.state == stateCandidate && !p.joining
+	if run {
+		p.joining = true
+	}
+	g.mu.Unlock()
+	if !run {
+		return nil
+	}
+	return g.groupJoinLoop(ctx, p)
+}
+
+// groupJoinLoop joins member p under the gate until it is active, idle or
+// failed. A member idled during its join (a newer one registered) and made
+// the candidate again (that one left) joins once more; a failed one is
+// disconnected, as upstream's join disconnects it.
+func (g *registry) groupJoinLoop(ctx context.Context, p *plugin) error {
+	for {
+		start := time.Now()
+		updates, err := g.joinUnderGate(ctx, p, nil)
+		g.mu.Lock()
+		again := errors.Is(err, errIdled) && p.state == stateCandidate && !g.closed
+		if !again {
+			p.joining = false
+		}
+		g.mu.Unlock()
+		switch {
+		case again:
+			continue
+		case errors.Is(err, errIdled):
+			g.r.log.Infof(ctx, "plugin %s stays connected without events: %v", p.name(), err)
+			return nil
+		case err != nil:
+			return g.fail(p, start, err)
+		}
+		g.r.log.Infof(ctx, "plugin %s connected and synchronized", p.qualifiedName())
+		g.applyUpdates(ctx, p, updates)
+		return nil
+	}
+}
+
+// switchGroupHeld switches member p's group to p in the hold t, taken inside
+// the SyncFn call that synchronized p: no event passed since p's
+// Synchronize, and none passes until the release. The instance it replaces
+// goes idle. Admission decides again (the stopping and beside rules); a
+// member that is no longer newer than the active one goes idle instead.
+func (g *registry) switchGroupHeld(p *plugin, t *holdTicket) error {
+	defer g.r.release(t)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.pendingErr(p); err != nil {
+		return err
+	}
+	if _, err := g.decide(p, nil, true); err != nil {
+		return err
+	}
+	s := p.slot
+	old := s.active
+	if old != nil && !g.newer(p, old) {
+		g.move(p, s, stateIdle)
+		return fmt.Errorf("%w: %s", errIdled, g.who(old))
+	}
+	if old != nil {
+		g.move(old, s, stateIdle)
+	}
+	g.move(p, s, stateActive)
+	if old != nil {
+		g.r.log.Infof(g.r.ctx, "plugin %s takes over from %s of its workload, which stays connected and receives no events",
+			g.who(p), g.who(old))
+	}
+	g.logOrder(g.plugins)
+	return nil
+}
+
+// groupLost runs when a member of s went: if nobody is active or joining,
+// the newest idle member joins. g.mu is held.
+func (g *registry) groupLost(s *slot) {
+	if g.closed || s.top() != nil {
+		return
+	}
+	g.groupNext(s)
+}
+
+// groupNext makes the newest idle member of s that is configured the
+// candidate and starts its join, a full Synchronize under the gate. Among
+// members of one generation (a pod deleted and recreated by its controller)
+// the last registered is taken. g.mu is held.
+func (g *registry) groupNext(s *slot) {
+	var best *plugin
+	for _, q := range s.idle {
+		if !q.admitted || q.isClosed() {
+			continue
+		}
+		if best == nil || g.newer(q, best) || !g.newer(best, q) && q.seq > best.seq {
+			best = q
+		}
+	}
+	if best == nil {
+		return
+	}
+	g.move(best, s, stateCandidate)
+	g.r.log.Infof(g.r.ctx, "plugin %s is synchronized again: no newer instance of its workload is active", g.who(best))
+	if best.joining {
+		return // its join loop takes it from here
+	}
+	best.joining = true
+	g.r.wg.Add(1)
+	go func() {
+		defer g.r.wg.Done()
+		_ = g.groupJoinLoop(g.r.ctx, best)
+	}()
+}
+
+// groupMayUpdate decides whether member p may send unsolicited updates: the
+// active one may, and a candidate while nobody is active (a fresh join, as
+// upstream's). g.mu is held.
+func (g *registry) groupMayUpdate(p *plugin, s *slot) error {
+	switch {
+	case s.active == p, s.active == nil && s.candidate == p:
+		return nil
+	case s.active == nil:
+		return fmt.Errorf("plugin %s receives no events: no instance of its workload is active", g.who(p))
+	case p.state == stateCandidate:
+		return fmt.Errorf("plugin %s has not taken over from %s of its workload yet and may not update containers",
+			g.who(p), g.who(s.active))
+	}
+	return fmt.Errorf("plugin %s was superseded by %s of its workload and receives no events; it may not update containers",
+		g.who(p), g.who(s.active))
+}
+
+// pendingErr tells whether p may still become active: nil for a candidate or
+// standby, errIdled for a member gone idle, else errDisplaced. g.mu is held.
+func (g *registry) pendingErr(p *plugin) error {
+	switch p.state {
+	case stateCandidate, stateStandby:
+		return nil
+	case stateIdle:
+		return errIdled
+	}
+	return errDisplaced
+}
