@@ -292,6 +292,9 @@ func (g *registry) fail(p *plugin, start time.Time, err error) error {
 	if p.handsOver() {
 		g.recordHandover(p, "failed", start, 0)
 	}
+	if nj := (*notJoined)(nil); errors.As(err, &nj) {
+		return nj.err
+	}
 	err = fmt.Errorf("plugin %s not joined: %w", p.name(), err)
 	reason := g.syncFailureReason(err)
 	if errors.Is(err, errDisplaced) {

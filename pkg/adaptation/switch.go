@@ -27,6 +27,7 @@ package adaptation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nri-handover/nri/api"
@@ -79,9 +80,11 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	}
 	if err != nil {
 		// Out before the hold ends: its predecessor, standing by, is
-		// reactivated in the next hold (registry.remove). The caller
-		// logs why (registry.fail).
-		p.disconnect(g.syncFailureReason(err), err.Error(), nil, false, true)
+		// reactivated in the next hold (registry.remove). Said here,
+		// before the disconnect, and not again by the caller.
+		err = &notJoined{fmt.Errorf("plugin %s not joined: %w", p.name(), err)}
+		g.r.log.Warnf(ctx, "%v", err)
+		p.disconnect(g.syncFailureReason(err), errors.Unwrap(err.(*notJoined).err).Error(), nil, false, true)
 		return nil, err
 	}
 	retire, err := g.activated(sw)
@@ -303,3 +306,10 @@ func (g *registry) tellRole(ctx context.Context, p *plugin, role api.PluginRole,
 	}
 	return err
 }
+
+// notJoined is a join's failure already logged and acted on where it
+// happened (a switch's hold).
+type notJoined struct{ err error }
+
+func (e *notJoined) Error() string { return e.err.Error() }
+func (e *notJoined) Unwrap() error { return e.err }
