@@ -214,7 +214,7 @@ e2e-restart:
 # StopContainer; nriplugins.sh, part N: containers/nri-plugins' sgx-epc and
 # memory-qos pre-installed in stock containerd and in ours). Needs root,
 # Debian's packages and the Go module proxy (skips with a message otherwise);
-# about 9 minutes cold, 1 warm; CI runs it after make test.
+# about 9 minutes cold, 2.5 warm; CI runs it after make test.
 e2e-containerd:
 	test/realcontainerd/e2e.sh
 

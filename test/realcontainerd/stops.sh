@@ -29,7 +29,7 @@
 #      registration to active (the stub's log lines), and that it did so
 #      inside one stop's graceful wait (between the crictl stop's start and
 #      end), i.e. while that stop held the block.
-# One line per check, then "N passed, N failed". About 40 s warm.
+# One line per check, then "N passed, N failed". About 35 s warm.
 #
 # Binaries: OURS (containerd on our NRI, its shim and ctr; e2e.sh passes
 # surge.sh's $RC/ours/bin) and CRICTL (a crictl; e2e.sh passes run.sh's), copied
