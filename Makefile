@@ -222,9 +222,12 @@ e2e-restart:
 # containerd built unchanged on this module (surge.sh, part C; vendor.sh,
 # part V; identity.sh, part D: impostors refused, the pod rollout taken
 # over; restart.sh, part R: containerd restarted mid-rollout onto stock
-# v2.4.2 and back, two instances connected). Needs root,
+# v2.4.2 and back, two instances connected; stops.sh, part S: graceful stops
+# holding BlockPluginSync while instances take over, a legacy plugin counting
+# StopContainer; nriplugins.sh, part N: containers/nri-plugins' sgx-epc and
+# memory-qos pre-installed in stock containerd and in ours). Needs root,
 # Debian's packages and the Go module proxy (skips with a message otherwise);
-# about 9 minutes cold, 1 warm; CI runs it after make test.
+# about 9 minutes cold, 2.5 warm; CI runs it after make test.
 e2e-containerd:
 	test/realcontainerd/e2e.sh
 

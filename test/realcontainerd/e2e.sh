@@ -13,7 +13,17 @@
 #   R. restart.sh: containerd restarted in the middle of a rollout, with two
 #      instances of the sample plugin connected (v1 active, v2 a candidate):
 #      onto stock v2.4.2 (upstream NRI) and back onto ours; what each
-#      instance sees, which exits with what code, who ends active.
+#      instance sees, which exits with what code, who ends active;
+#   S. stops.sh: graceful stops (containers that ignore SIGTERM for seconds,
+#      each stop holding containerd's BlockPluginSync) while opted-in
+#      instances take over one after the other: a legacy plugin (upstream
+#      v0.12.5's stub) gets StopContainer once per container stopped, no
+#      syncPlugin runs, each takeover completes inside a stop's graceful wait;
+#   N. nriplugins.sh: containers/nri-plugins v0.14.0's sgx-epc and memory-qos,
+#      on their own upstream stub (NRI v0.11.0), pre-installed in stock
+#      containerd v2.4.2 and in ours: each container of annotated crictl pods
+#      gets the same unified resources on both, the documented ones (skips
+#      with a message without the third-party tree).
 # Needs root (it runs containerd, runc and CNI, and installs runc, busybox and
 # the CNI plugins from Debian when missing); without root it says so and
 # exits 0, so that `make e2e-containerd` is harmless on a developer machine.
@@ -23,7 +33,7 @@
 # about 7 minutes for the slower one); on timeout it gets SIGTERM, and its
 # EXIT trap cleans up.
 #
-# Usage: [RA=/tmp/nrc] [RC=/tmp/nrh] [RV=/tmp/nrv] [RD=/tmp/nrd] [RR=/tmp/nrr] [BOUND=1500] test/realcontainerd/e2e.sh
+# Usage: [RA=/tmp/nrc] [RC=/tmp/nrh] [RV=/tmp/nrv] [RD=/tmp/nrd] [RR=/tmp/nrr] [RS=/tmp/nrs] [RN=/tmp/nrn] [BOUND=1500] test/realcontainerd/e2e.sh
 set -uo pipefail
 BOUND=${BOUND:-1500}
 
@@ -53,5 +63,11 @@ run "D: who may take over, from the runtime's records $(printf '(R=%s)' "${RD:-/
 # R uses A's stock containerd and C's containerd on our NRI, or builds its own.
 run "R: the runtime restarted mid-rollout, onto upstream NRI and back $(printf '(R=%s)' "${RR:-/tmp/nrr}")" \
 	env R="${RR:-/tmp/nrr}" STOCK="${RA:-/tmp/nrc}/bin" OURS="${RC:-/tmp/nrh}/ours/bin" "$DIR/restart.sh"
+# S uses C's containerd and A's crictl, or builds its own.
+run "S: graceful stops while instances take over, a legacy plugin counting $(printf '(R=%s)' "${RS:-/tmp/nrs}")" \
+	env R="${RS:-/tmp/nrs}" OURS="${RC:-/tmp/nrh}/ours/bin" CRICTL="${RA:-/tmp/nrc}/bin/crictl" "$DIR/stops.sh"
+# N uses A's stock containerd and C's containerd on our NRI, or builds its own.
+run "N: containers/nri-plugins on stock containerd and on ours $(printf '(R=%s)' "${RN:-/tmp/nrn}")" \
+	env R="${RN:-/tmp/nrn}" STOCK="${RA:-/tmp/nrc}/bin" OURS="${RC:-/tmp/nrh}/ours/bin" "$DIR/nriplugins.sh"
 echo "=== e2e-containerd: $([ $status = 0 ] && echo PASSED || echo FAILED) in $((SECONDS - START))s"
 exit $status

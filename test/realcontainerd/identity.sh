@@ -160,7 +160,7 @@ exited() {
 		rc=$(cri inspect "${CID[$label]}" | sed -n 's/^ *"exitCode": \([0-9]*\),*$/\1/p' | head -1)
 	fi
 	[ "$rc" = "$code" ] || echo "  ($label exited with status $rc)"
-	[ "$rc" = "$code" ] && has "$label" "msg=\"annotator: (stopped|superseded)\".* exit=$code\$"
+	[ "$rc" = "$code" ] && has "$label" "msg=\"annotator: (stopped|superseded|refused by the runtime)\".* exit=$code\$"
 }
 ctr_exited() { cri inspect "$1" 2>/dev/null | grep -q '"state": "CONTAINER_EXITED"'; }
 # running LABEL: LABEL's process or container runs.
@@ -244,7 +244,7 @@ refused_out() { exited "$1" 1 && ! ready "$1" && ! has "$1" 'runtime assigns rol
 impostor() {
 	local label=$1 m=$2 incumbent_pod=$3 self_re=$4
 	expect "$label: registration refused by the runtime" \
-		wait_for 20 has "$label" 'msg="annotator: stopped" error=".*registration rejected by the runtime'
+		wait_for 20 has "$label" 'msg="annotator: (stopped|refused by the runtime)" error=".*registration rejected by the runtime'
 	expect "$label: exits 1, never ready nor active" refused_out "$label"
 	local line
 	line=$(since "$m" | grep -E 'rejecting plugin registration' | grep -E -- "$self_re" | tail -1 || true)

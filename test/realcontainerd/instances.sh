@@ -76,7 +76,7 @@ exited() {
 	wait "${PID[$1]}" || rc=$?
 	unset "PID[$1]"
 	[ "$rc" = "$2" ] || echo "  ($1 exited with status $rc)"
-	[ "$rc" = "$2" ] && has "$R/$1.log" "msg=\"annotator: (stopped|superseded)\".* exit=$2\$"
+	[ "$rc" = "$2" ] && has "$R/$1.log" "msg=\"annotator: (stopped|superseded|refused by the runtime)\".* exit=$2\$"
 }
 # state_is OWNER RELEASED: the shared state file's owner and release mark.
 state_is() {

@@ -106,7 +106,7 @@ exit_of() {
 	wait_for 20 gone "${PID[$1]}" || return 0
 	wait "${PID[$1]}" || rc=$?
 	unset "PID[$1]"
-	E="$rc/$(sed -n 's/.*msg="annotator: \(stopped\|superseded\)".* exit=\([0-9]*\)$/\2/p' "$R/$1.log" | tail -1)"
+	E="$rc/$(sed -n 's/.*msg="annotator: \(stopped\|superseded\|refused by the runtime\)".* exit=\([0-9]*\)$/\2/p' "$R/$1.log" | tail -1)"
 }
 # since MARK: containerd's log after line MARK (this run of containerd).
 since() { tail -n +"$(($1 + 1))" "$R/containerd.log"; }

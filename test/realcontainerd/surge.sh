@@ -188,7 +188,7 @@ for attempt in 1 2; do
 	start_instance "v2r$attempt" uid-v2 2 2.0.0
 	STAMP[v2r$attempt]=2.0.0/uid-v2
 	expect "v2 restarted (attempt $attempt): registration refused" \
-		wait_for 20 has "$R/v2r$attempt.log" 'msg="annotator: stopped" error=".*registration rejected by the runtime'
+		wait_for 20 has "$R/v2r$attempt.log" 'msg="annotator: (stopped|refused by the runtime)" error=".*registration rejected by the runtime'
 	expect "v2 restarted (attempt $attempt): exits 1, no retry" exited "v2r$attempt" 1
 done
 expect "containerd says why: v2 was superseded" has "$R/containerd.log" 'rejecting plugin registration.*uid-v2.*was superseded'
