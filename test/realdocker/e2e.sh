@@ -178,7 +178,7 @@ unset "PID[v2]"
 for attempt in 1 2; do
 	start_instance "v2r$attempt" uid-v2 2 2.0.0
 	expect "v2 restarted (attempt $attempt): registration refused" \
-		wait_for 20 has "$R/v2r$attempt.log" 'msg="annotator: stopped" error=".*registration rejected by the runtime'
+		wait_for 20 has "$R/v2r$attempt.log" 'msg="annotator: (stopped|refused by the runtime)" error=".*registration rejected by the runtime'
 	expect "v2 restarted (attempt $attempt): exits 1, no retry" exited "v2r$attempt" 1
 done
 expect "dockerd says why: v2 was superseded" has "$R/dockerd.log" 'rejecting plugin registration.*uid-v2.*was superseded'
