@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"golang.org/x/mod/semver"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/nri-handover/nri/api"
@@ -14,11 +15,16 @@ import (
 	testruntime "github.com/nri-handover/nri/test/runtime"
 )
 
-// The version-skew matrix: the NRI releases runtimes ship (v0.10.0 in
-// containerd 1.7 and CRI-O 1.31-1.33, v0.11.0, v0.12.3 in containerd v2.4.2
-// and moby v2, v0.12.5 the newest), each against our stub and our runtime,
-// every cell a spec. The peers are upstream's own packages at that release,
-// in processes of their own (harness.BuildSkew).
+// The version-skew matrix: the NRI releases runtimes ship, as their go.mod
+// files say (docs/runtime-integration.md, "Which NRI each runtime ships"):
+// v0.8.0 in containerd v1.7.27+ (1.7's newest patches), v2.0 and v2.1; v0.9.0,
+// the release before the pseudo-version CRI-O v1.34.0 requires
+// (v0.9.1-0.20250219030224-e597e7849f24); v0.10.0, which upstream's version
+// table gives CRI-O v1.34.x; v0.11.0 in containerd v2.2; v0.12.3 in
+// containerd v2.4 and moby v2.0.0-beta.24; v0.12.5 the newest. v0.12.0
+// (containerd v2.3) is bracketed by v0.11.0 and v0.12.3. Each is run against
+// our stub and our runtime, every cell a spec. The peers are upstream's own
+// packages at that release, in processes of their own (harness.BuildSkew).
 var _ = Describe("Version skew", func() {
 	BeforeEach(func() {
 		checkLeaks()
@@ -43,6 +49,15 @@ var _ = Describe("Version skew", func() {
 	// registers, is synchronized, adjusts containers, sees exactly the events
 	// of a plain plugin, and is ready once synchronized (handover is not
 	// offered, and nothing of it reaches the runtime).
+	//
+	// Before v0.10.0 upstream knows no UpdatePodSandbox/PostUpdatePodSandbox
+	// (v0.8.0's Event_LAST is 12): its configure refuses a plugin that
+	// subscribes to them ("invalid plugin events: 0x1800") and drops it.
+	// Upstream's own stub at v0.12.5 subscribes a plugin to every event it
+	// implements, with no regard to the runtime's release, so it is refused
+	// the same way; the test plugin, which implements every event, then
+	// subscribes to the events the release knows, as a plugin written for
+	// containerd v2.1 (v0.8.0) must.
 	ourStubEntries := []TableEntry{}
 	for _, v := range versions {
 		ourStubEntries = append(ourStubEntries, Entry("our stub on upstream's adaptation "+v, v))
@@ -56,8 +71,12 @@ var _ = Describe("Version skew", func() {
 			DeferCleanup(func() { Expect(up.Quit()).To(Succeed()) })
 
 			ready := filepath.Join(dir, "ready")
+			events := "" // all
+			if semver.Compare(v, "v0.10.0") < 0 {
+				events = eventsBeforeV010
+			}
 			p := startPlugin(harness.PluginSpec{
-				Name: "modern", Idx: "10", Socket: socket, Record: recordFile("modern"),
+				Name: "modern", Idx: "10", Socket: socket, Record: recordFile("modern"), Events: events,
 				Version: "2.0.0", Instance: "modern-a", Generation: 3, Handover: true, ReadyFile: ready,
 				Annotate:    map[string]string{"modern.example/seen": v},
 				MemoryLimit: 48 << 20,
@@ -129,3 +148,8 @@ var _ = Describe("Version skew", func() {
 		},
 		upstreamStubEntries)
 })
+
+// eventsBeforeV010 are the events upstream NRI knew before v0.10.0 added the
+// pod sandbox updates (v0.8.0's and v0.9.0's ValidEvents).
+const eventsBeforeV010 = "RunPodSandbox,StopPodSandbox,RemovePodSandbox,CreateContainer,PostCreateContainer," +
+	"StartContainer,PostStartContainer,UpdateContainer,PostUpdateContainer,StopContainer,RemoveContainer"

@@ -10,10 +10,13 @@ import (
 )
 
 // SkewVersions are the upstream NRI releases the runtimes in the field
-// embed (containerd 1.7 and 2.x, CRI-O, moby), the version-skew matrix runs
-// against. The newest, the one go.mod pins, is built by Build from this
-// module; the others by BuildSkew.
-var SkewVersions = []string{"v0.10.0", "v0.11.0", "v0.12.3"}
+// embed, the version-skew matrix runs against (which runtime ships which:
+// docs/runtime-integration.md, "Which NRI each runtime ships"): v0.8.0
+// (containerd v1.7.27 and later, v2.0, v2.1), v0.9.0 (the release before
+// CRI-O v1.34.0's pseudo-version), v0.10.0, v0.11.0 (containerd v2.2),
+// v0.12.3 (containerd v2.4, moby v2). The newest, the one go.mod pins, is
+// built by Build from this module; the others by BuildSkew.
+var SkewVersions = []string{"v0.8.0", "v0.9.0", "v0.10.0", "v0.11.0", "v0.12.3"}
 
 // SkewPeer is test/upstream/plugin and test/upstream/runtime built against
 // one upstream release.
@@ -25,7 +28,7 @@ type SkewPeer struct {
 
 // BuildSkew builds the upstream peers against each of versions, in modules
 // of their own under dir: the same sources as for v0.12.5 (they use only
-// API every release since v0.10.0 has), with the dependency-free record
+// API every release since v0.8.0 has), with the dependency-free record
 // package copied in, so that nothing of this module, and not its pin of
 // upstream NRI, enters their module graph. It needs the module proxy (or a
 // module cache that has the versions).
