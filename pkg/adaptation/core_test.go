@@ -22,6 +22,19 @@ func optedInWithout(idx, name, id string, gen uint64, rec *recorder) *fakePlugin
 	return f
 }
 
+// holdFullRound makes f's full Synchronize wait: inSync is closed once it
+// is in it, and closing release lets it answer.
+func holdFullRound(f *fakePlugin) (inSync, release chan struct{}) {
+	inSync, release = make(chan struct{}), make(chan struct{})
+	f.onSync = func(req *api.SynchronizeRequest) {
+		if !req.GetDelta() {
+			close(inSync)
+			<-release
+		}
+	}
+	return inSync, release
+}
+
 // Finding 0: a takeover commits although runtime operations hold
 // BlockPluginSync without a gap (overlapping holds, one of them a long
 // graceful stop): it waits for no idle instant and keeps nobody out but for
@@ -168,14 +181,8 @@ func TestStandbyReactivatedBesidePendingCandidate(t *testing.T) {
 	b.connect(t, sock)
 	waitOnlyActive(t, r, "b", "b active, a standing by")
 
-	inSync, release := make(chan struct{}), make(chan struct{})
 	c := handoverPlugin("10", "p", "c", 3, nil)
-	c.onSync = func(req *api.SynchronizeRequest) {
-		if !req.GetDelta() {
-			close(inSync)
-			<-release
-		}
-	}
+	inSync, release := holdFullRound(c)
 	c.connect(t, sock)
 	defer c.close()
 	receive(t, inSync, "c synchronizing")
@@ -204,15 +211,9 @@ func TestEventsWaitForTheCandidateOnceNobodyServes(t *testing.T) {
 	a.connect(t, sock)
 	waitOnlyActive(t, r, "a", "a active")
 
-	inSync, release := make(chan struct{}), make(chan struct{})
 	recB := newRecorder()
 	b := handoverPlugin("10", "p", "b", 2, recB)
-	b.onSync = func(req *api.SynchronizeRequest) {
-		if !req.GetDelta() {
-			close(inSync)
-			<-release
-		}
-	}
+	inSync, release := holdFullRound(b)
 	b.connect(t, sock)
 	defer b.close()
 	receive(t, inSync, "b synchronizing")

@@ -102,16 +102,8 @@ func (h *hold) enqueueUrgent() *holdTicket {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.next++
-	t := &holdTicket{id: h.next, urgent: true}
-	i := 0
-	if len(h.holders) > 0 && h.holding {
-		i = 1
-	}
-	for i < len(h.holders) && h.holders[i].urgent {
-		i++
-	}
-	h.holders = slices.Insert(h.holders, i, t)
-	h.broadcast()
+	t := &holdTicket{id: h.next}
+	h.queueUrgent(t)
 	return t
 }
 
@@ -121,22 +113,28 @@ func (h *hold) urge(t *holdTicket) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	i := slices.Index(h.holders, t)
-	if i < 0 || t.urgent {
-		return
+	switch {
+	case i < 0 || t.urgent:
+	case i == 0 && h.holding:
+		t.urgent = true
+	default:
+		h.holders = slices.Delete(h.holders, i, i+1)
+		h.queueUrgent(t)
 	}
+}
+
+// queueUrgent puts t, made urgent, after the holder holding, if any, and the
+// urgent ones queued before it; h.mu is held.
+func (h *hold) queueUrgent(t *holdTicket) {
 	t.urgent = true
-	if i == 0 && h.holding {
-		return
-	}
-	h.holders = slices.Delete(h.holders, i, i+1)
-	j := 0
+	i := 0
 	if len(h.holders) > 0 && h.holding {
-		j = 1
+		i = 1
 	}
-	for j < len(h.holders) && h.holders[j].urgent {
-		j++
+	for i < len(h.holders) && h.holders[i].urgent {
+		i++
 	}
-	h.holders = slices.Insert(h.holders, j, t)
+	h.holders = slices.Insert(h.holders, i, t)
 	h.broadcast()
 }
 
