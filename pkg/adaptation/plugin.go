@@ -105,6 +105,10 @@ type plugin struct {
 	// fromLedger is set for a takeover synchronized from the ledger while
 	// its predecessor serves (join.go).
 	fromLedger bool
+	// switchHold is how long its switch held events, from the hold's
+	// queueing to its release (HandoverMetrics' eventWait); set and read by
+	// the joining goroutine.
+	switchHold time.Duration
 
 	lostOnce     sync.Once
 	teardownOnce sync.Once

@@ -28,6 +28,7 @@ package adaptation
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/nri-handover/nri/api"
 )
@@ -59,7 +60,10 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 			return nil, err
 		}
 	}
-	defer r.release(t)
+	defer func() {
+		r.release(t)
+		p.switchHold = time.Since(t.queued)
+	}()
 	sw, err := g.swap(p)
 	if err != nil {
 		return nil, err
