@@ -109,7 +109,8 @@ upstream-suite:
 # bench compares our adaptation with upstream v0.12.5 side by side (event
 # path at 1/4/16 plugins and against a bare ttrpc floor, BlockPluginSync, idle
 # plugins' memory, handover commit and plugin synchronization at 1 000/10 000/
-# 50 000 containers, notification fan-out, pkg/adaptation micro-benchmarks),
+# 50 000 containers, a takeover while BlockPluginSync is never idle,
+# notification fan-out, pkg/adaptation micro-benchmarks),
 # in rounds alternating the implementations, and writes docs/benchmarks.md
 # (test/bench/README.md). About 7 minutes on 2 cores. BENCH_FLAGS: e.g.
 # -rounds 2 -sizes 1000 -skip-micro -out /tmp/b.md for a quick look.
