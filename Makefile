@@ -228,9 +228,12 @@ e2e-docker:
 # e2e-kubernetes (issue 19): a real single-node cluster (k8s v1.37.2 built
 # from test/realkube/k8s, a module of its own, cached) over containerd built on
 # our NRI, with deploy/daemonset.yaml applied, rolled out, rolled back and
-# broken (kill -9, candidate deleted) under a pod-creating load, then the same
-# rollout on stock containerd as the control (test/realkube/run.sh). Needs
-# root; skips otherwise. CI runs it after make e2e-containerd.
+# broken (kill -9, candidate deleted) under a pod-creating load that keeps
+# BlockPluginSync held (LOAD_PAR=3 workers side by side and a stopper whose
+# pods stop for STOP_GRACE=10 s), each takeover checked to go from
+# synchronized to active within TAKEOVER_BOUND=8 s and the gaps printed, then
+# the same rollout on stock containerd as the control (test/realkube/run.sh).
+# Needs root; skips otherwise. CI runs it after make e2e-containerd.
 e2e-kubernetes:
 	timeout -k 60 2700 test/realkube/run.sh
 
