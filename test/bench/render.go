@@ -332,11 +332,13 @@ func (d *doc) longStop() string {
 		row(oursLegacy, "ours: a plugin on upstream's stub joins"),
 		row(upstream, "upstream: a plugin joins"),
 	})
-	out += fmt.Sprintf("\nReading: while a plugin joins beside a %s stop, other BlockPluginSync round trips wait at most %s ms with ours "+
-		"(takeover %s ms), against %s ms with upstream, whose queued join keeps every operation out until the stop ends; "+
-		"a plugin that did not opt in gets upstream's join from ours (%s ms; load %s).\n",
-		longStopHold, med(r.fig(ours, "longStop.maxWaitMs"), 1), med(r.fig(oursTakeover, "longStop.maxWaitMs"), 1),
-		med(r.fig(upstream, "longStop.maxWaitMs"), 1), med(r.fig(oursLegacy, "longStop.maxWaitMs"), 1), d.load("longstop"))
+	out += fmt.Sprintf("\nReading: beside a %s stop, other BlockPluginSync round trips wait at most %s ms while a plugin takes over "+
+		"from an active instance with ours, against %s ms while a plugin joins upstream's runtime, whose queued join keeps every "+
+		"operation out until the stop ends; ours joins a first instance the same way (%s ms), as it does a plugin that did not "+
+		"opt in (%s ms; load %s).\n",
+		longStopHold, med(r.fig(oursTakeover, "longStop.maxWaitMs"), 1),
+		med(r.fig(upstream, "longStop.maxWaitMs"), 1), med(r.fig(ours, "longStop.maxWaitMs"), 1),
+		med(r.fig(oursLegacy, "longStop.maxWaitMs"), 1), d.load("longstop"))
 	return out
 }
 
