@@ -202,14 +202,20 @@ func run() error {
 	}
 	g, at := gap(t0, t1, nil)
 	gs, ats := gap(t0, t1, stopSide)
+	inSC := 0
+	for _, c := range calls {
+		if c.end.After(t0) && c.start.Before(t1) {
+			inSC++
+		}
+	}
 	fmt.Printf("  %s: %d calls taking BlockPluginSync in %ss; longest gap with none in flight %ss (at %s), stop-side calls only %ss (at %s)\n",
-		*sc, len(calls), secs(t1.Sub(t0)), secs(g), at.Format("15:04:05.000"), secs(gs), ats.Format("15:04:05.000"))
+		*sc, inSC, secs(t1.Sub(t0)), secs(g), at.Format("15:04:05.000"), secs(gs), ats.Format("15:04:05.000"))
 	fmt.Printf("summary: takeovers=%d within=%d max-synced-active=%s max-registered-active=%s gap=%s stop-gap=%s\n",
 		act, within, secs(maxSA), secs(maxRA), secs(g), secs(gs))
 	return nil
 }
 
-func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) }
+func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
 
 // callKey names a call from its start or end line, and tells which.
 func callKey(method, rest string) (key string, end bool) {
