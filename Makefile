@@ -109,7 +109,8 @@ upstream-suite:
 # bench compares our adaptation with upstream v0.12.5 side by side (event
 # path at 1/4/16 plugins and against a bare ttrpc floor, BlockPluginSync, idle
 # plugins' memory, handover commit and plugin synchronization at 1 000/10 000/
-# 50 000 containers, notification fan-out, pkg/adaptation micro-benchmarks),
+# 50 000 containers, a takeover while BlockPluginSync is never idle,
+# notification fan-out, pkg/adaptation micro-benchmarks),
 # in rounds alternating the implementations, and writes docs/benchmarks.md
 # (test/bench/README.md). About 7 minutes on 2 cores. BENCH_FLAGS: e.g.
 # -rounds 2 -sizes 1000 -skip-micro -out /tmp/b.md for a quick look.
@@ -243,9 +244,12 @@ e2e-docker:
 # e2e-kubernetes (issue 19): a real single-node cluster (k8s v1.37.2 built
 # from test/realkube/k8s, a module of its own, cached) over containerd built on
 # our NRI, with deploy/daemonset.yaml applied, rolled out, rolled back and
-# broken (kill -9, candidate deleted) under a pod-creating load, then the same
-# rollout on stock containerd as the control (test/realkube/run.sh). Needs
-# root; skips otherwise. CI runs it after make e2e-containerd.
+# broken (kill -9, candidate deleted) under a pod-creating load that keeps
+# BlockPluginSync held (LOAD_PAR=3 workers side by side and a stopper whose
+# pods stop for STOP_GRACE=10 s), each takeover checked to go from
+# synchronized to active within TAKEOVER_BOUND=8 s and the gaps printed, then
+# the same rollout on stock containerd as the control (test/realkube/run.sh).
+# Needs root; skips otherwise. CI runs it after make e2e-containerd.
 e2e-kubernetes:
 	timeout -k 60 2700 test/realkube/run.sh
 

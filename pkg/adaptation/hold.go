@@ -23,6 +23,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 )
 
 // hold orders events and holders first come, first served: each takes a
@@ -48,6 +49,7 @@ type hold struct {
 type holdTicket struct {
 	id     uint64
 	urgent bool
+	queued time.Time // events arriving from then on wait for its release
 }
 
 type deferredUpdate struct {
@@ -88,7 +90,7 @@ func (h *hold) enqueue() *holdTicket {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.next++
-	t := &holdTicket{id: h.next}
+	t := &holdTicket{id: h.next, queued: time.Now()}
 	h.holders = append(h.holders, t)
 	return t
 }
@@ -102,7 +104,7 @@ func (h *hold) enqueueUrgent() *holdTicket {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.next++
-	t := &holdTicket{id: h.next}
+	t := &holdTicket{id: h.next, queued: time.Now()}
 	h.queueUrgent(t)
 	return t
 }

@@ -127,7 +127,14 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 	}
 	g.r.log.Infof(ctx, "plugin %s connected and synchronized", p.qualifiedName())
 	if p.handsOver() {
-		g.recordHandover(p, "completed", start, time.Since(start))
+		// Events waited for the switch's hold, from its queueing to its
+		// release; under the gate, runtime operations waited for the whole
+		// join (the queued writer keeps new ones out).
+		wait := time.Since(start)
+		if p.fromLedger {
+			wait = p.switchHold
+		}
+		g.recordHandover(p, "completed", start, wait)
 	}
 	g.applyUpdates(ctx, p, updates)
 	return nil

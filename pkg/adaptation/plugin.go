@@ -109,6 +109,10 @@ type plugin struct {
 	// (workloadgroup.go): it was configured and may be synchronized; a join
 	// of it is running.
 	admitted, joining bool
+	// switchHold is how long its switch held events, from the hold's
+	// queueing to its release (HandoverMetrics' eventWait); set and read by
+	// the joining goroutine.
+	switchHold time.Duration
 
 	lostOnce     sync.Once
 	teardownOnce sync.Once

@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nri-handover/nri/api"
 )
@@ -69,7 +70,10 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 			return nil, err
 		}
 	}
-	defer r.release(t)
+	defer func() {
+		r.release(t)
+		p.switchHold = time.Since(t.queued)
+	}()
 	sw, err := g.swap(p)
 	if err != nil {
 		return nil, err

@@ -52,6 +52,14 @@ const (
 	// longstop row: a graceful stop (containerd holds the block across a
 	// whole StopContainer).
 	longStopHold = "10s"
+	// busy row: BlockPluginSync is never idle. Holders take it every
+	// busyHoldEvery and keep it busyHoldFor (four overlap at any moment),
+	// one more holds it longStopHold (a graceful stop) from right before
+	// the launch, and every operation creates a container.
+	busyHoldEvery = "5ms"
+	busyHoldFor   = "20ms"
+	// busyMaxSize: the busy row runs at the node sizes up to this one.
+	busyMaxSize = 10000
 )
 
 // eventOps is how many operations an event path run times, by plugins.
@@ -156,6 +164,19 @@ func experiments(x *binaries, rounds int, sizes []int) []experiment {
 		x.on(oursLegacy, ours, upstream, "longstop", ls...),
 		x.on(upstream, upstream, upstream, "longstop", ls...),
 	}})
+	// a takeover (ours) or a join (upstream) while BlockPluginSync is never
+	// idle; upstream's runs last the stop, so a third of the rounds
+	for _, n := range sizes {
+		if n > busyMaxSize {
+			continue
+		}
+		b := []string{"-containers", fmt.Sprint(n), "-sync-delay", "0s", "-hold", longStopHold,
+			"-hold-every", busyHoldEvery, "-hold-for", busyHoldFor, "-change-every", "1"}
+		out = append(out, experiment{id: fmt.Sprintf("busy/ctrs=%d", n), rounds: max(1, (rounds+2)/3), arms: []arm{
+			x.on(ours, ours, ours, "busy", append(b, "-predecessor")...),
+			x.on(upstream, upstream, upstream, "busy", b...),
+		}})
+	}
 	fan := []string{"-plugins", "16", "-n", "100", "-event", "start", "-work", fanOutWork}
 	out = append(out, experiment{id: "fanout", rounds: max(1, (rounds+1)/2), arms: []arm{
 		x.on(oursSequential, ours, ours, "events", fan...),

@@ -71,8 +71,12 @@ func TestRender(t *testing.T) {
 			upstream: {runs: []figures{{"dispatch.nsPerOp": 40, "round": 0}}, errs: []string{"boom"}},
 		}},
 		"longstop": {arms: map[string]*armResult{
-			ours:     {runs: []figures{{"longStop.maxWaitMs": 8.5, "round": 0}}},
-			upstream: {runs: []figures{{"longStop.maxWaitMs": 9999, "round": 0}}},
+			oursTakeover: {runs: []figures{{"longStop.maxWaitMs": 8.5, "round": 0}}},
+			upstream:     {runs: []figures{{"longStop.maxWaitMs": 9999, "round": 0}}},
+		}},
+		"busy/ctrs=1000": {arms: map[string]*armResult{
+			ours:     {runs: []figures{{"busy.extra.syncedToActiveMs": 4.5, "busy.maxMs": 20, "round": 0}}},
+			upstream: {runs: []figures{{"busy.windowMs": 10050, "busy.maxMs": 10020, "round": 0}}},
 		}},
 	}, sizes: []int{1000}}
 	text, err := d.render("")
@@ -80,7 +84,8 @@ func TestRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Targets", "| ours | 20 |", "0.500", "blocksync/upstream: boom", "## Micro-benchmarks",
-		"## Joining beside a long graceful stop", "wait at most 8.50 ms with ours", "against 9999 ms with upstream"} {
+		"## Joining beside a long graceful stop", "wait at most 8.50 ms while a plugin takes over", "against 9999 ms while a plugin joins upstream's",
+		"## Taking over while BlockPluginSync is never idle", "synchronized to active in 4.50 ms", "at most 20 ms during our takeover against 10020 ms"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q", want)
 		}

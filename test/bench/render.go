@@ -83,7 +83,7 @@ func (d *doc) render(path string) (string, error) {
 func (d *doc) Section(id string) (string, error) {
 	sections := map[string]func() string{
 		"summary": d.summary, "events": d.events, "blocksync": d.blockSync, "idle": d.idle,
-		"handover": d.handover, "stall": d.stall, "longstop": d.longStop, "fanout": d.fanOut, "sync": d.sync,
+		"handover": d.handover, "stall": d.stall, "longstop": d.longStop, "busy": d.busy, "fanout": d.fanOut, "sync": d.sync,
 		"micro": d.microTable, "failures": d.failureList,
 	}
 	if f, ok := sections[id]; ok {
@@ -332,12 +332,74 @@ func (d *doc) longStop() string {
 		row(oursLegacy, "ours: a plugin on upstream's stub joins"),
 		row(upstream, "upstream: a plugin joins"),
 	})
-	out += fmt.Sprintf("\nReading: while a plugin joins beside a %s stop, other BlockPluginSync round trips wait at most %s ms with ours "+
-		"(takeover %s ms), against %s ms with upstream, whose queued join keeps every operation out until the stop ends; "+
-		"a plugin that did not opt in gets upstream's join from ours (%s ms; load %s).\n",
-		longStopHold, med(r.fig(ours, "longStop.maxWaitMs"), 1), med(r.fig(oursTakeover, "longStop.maxWaitMs"), 1),
-		med(r.fig(upstream, "longStop.maxWaitMs"), 1), med(r.fig(oursLegacy, "longStop.maxWaitMs"), 1), d.load("longstop"))
+	out += fmt.Sprintf("\nReading: beside a %s stop, other BlockPluginSync round trips wait at most %s ms while a plugin takes over "+
+		"from an active instance with ours, against %s ms while a plugin joins upstream's runtime, whose queued join keeps every "+
+		"operation out until the stop ends; ours joins a first instance the same way (%s ms), as it does a plugin that did not "+
+		"opt in (%s ms; load %s).\n",
+		longStopHold, med(r.fig(oursTakeover, "longStop.maxWaitMs"), 1),
+		med(r.fig(upstream, "longStop.maxWaitMs"), 1), med(r.fig(ours, "longStop.maxWaitMs"), 1),
+		med(r.fig(oursLegacy, "longStop.maxWaitMs"), 1), d.load("longstop"))
 	return out
+}
+
+// busySizes are the node sizes the busy row ran at.
+func (d *doc) busySizes() []int {
+	var out []int
+	for _, n := range d.sizes {
+		if d.get(fmt.Sprintf("busy/ctrs=%d", n)) != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (d *doc) busy() string {
+	sizes := d.busySizes()
+	if len(sizes) == 0 {
+		return "(not run: no node size up to " + fmt.Sprint(busyMaxSize) + " containers)\n"
+	}
+	var rows [][]string
+	var oursAct, upAct, oursMax, upMax, gaps []string
+	for _, n := range sizes {
+		id := fmt.Sprintf("busy/ctrs=%d", n)
+		r := d.get(id)
+		row := func(label, what, active string) []string {
+			return []string{fmt.Sprint(n), what,
+				cell(r.fig(label, "busy.extra.launchToSyncedMs"), 1), cell(r.fig(label, active), 1),
+				cell(r.fig(label, "busy.windowMs"), 1),
+				cell(r.fig(label, "busy.p99Ms"), 1), cell(r.fig(label, "busy.maxMs"), 1),
+				cell(r.fig(label, "busy.holdMaxMs"), 1), cell(r.fig(label, "busy.gapMs"), 1),
+				cell(r.fig(label, "busy.extra.gateHeldMs"), 1), d.load(id)}
+		}
+		rows = append(rows,
+			row(ours, "ours: takeover", "busy.extra.syncedToActiveMs"),
+			row(upstream, "upstream: join", "busy.extra.syncedToHandledMs"))
+		oursAct = append(oursAct, med(r.fig(ours, "busy.extra.syncedToActiveMs"), 1))
+		upAct = append(upAct, med(r.fig(upstream, "busy.windowMs"), 1))
+		oursMax = append(oursMax, med(r.fig(ours, "busy.maxMs"), 1))
+		upMax = append(upMax, med(r.fig(upstream, "busy.maxMs"), 1))
+		gaps = append(gaps, med(r.fig(ours, "busy.gapMs"), 1))
+	}
+	out := alignedTable(2, []string{"containers", "arm", "launch → synchronized ms", "synchronized → active ms",
+		"launch → handles ms", "op p99 ms", "op max ms", "holders' longest wait ms", "longest gap ms", "gate-held ms", "load1"}, rows)
+	out += fmt.Sprintf("\nReading: with BlockPluginSync never idle (longest gap %s ms with ours at %s containers) and a %s stop in flight, "+
+		"ours goes from synchronized to active in %s ms and the new instance handles operations %s ms after its launch, "+
+		"against upstream's join, whose plugin handles its first operation %s ms after its launch, the stop included; runtime "+
+		"operations wait at most %s ms during our takeover against %s ms during upstream's join (at %s containers). "+
+		"Upstream's synchronized → active is its first handled operation after Synchronize returned: its wait is before "+
+		"it synchronizes, in the queue for the gate.\n",
+		strings.Join(gaps, " / "), joinInts(sizes, " / "), longStopHold, strings.Join(oursAct, " / "),
+		d.busyWindows(sizes, ours), strings.Join(upAct, " / "), strings.Join(oursMax, " / "), strings.Join(upMax, " / "),
+		joinInts(sizes, " / "))
+	return out
+}
+
+func (d *doc) busyWindows(sizes []int, label string) string {
+	var w []string
+	for _, n := range sizes {
+		w = append(w, med(d.get(fmt.Sprintf("busy/ctrs=%d", n)).fig(label, "busy.windowMs"), 1))
+	}
+	return strings.Join(w, " / ")
 }
 
 func (d *doc) fanOut() string {

@@ -23,7 +23,13 @@ start=$(date +%s)
 timeout "${KUBE_BUILD_TIMEOUT:-2400}" go build -trimpath -ldflags=-s -o "$out.tmp/" \
 	k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 	k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
-	k8s.io/kubernetes/cmd/kubectl ./cmd/etcd >&2
+	k8s.io/kubernetes/cmd/kubectl ./cmd/etcd >&2 || {
+	rc=$?
+	# (124: the timeout; what was compiled stays in Go's build cache, so a
+	# second run goes on from there)
+	echo "build-kube: go build failed (exit $rc) after $(($(date +%s) - start))s; KUBE_BUILD_TIMEOUT=${KUBE_BUILD_TIMEOUT:-2400}" >&2
+	exit "$rc"
+}
 echo "build-kube: built ${bins[*]} in $(( $(date +%s) - start ))s" >&2
 rm -rf "$out" && mv "$out.tmp" "$out"
 echo "$out"

@@ -4,9 +4,11 @@
 # build-kube.sh) over containerd v2.4.2 built unchanged on our NRI
 # (test/realcontainerd/build-containerd.sh), all inside a network namespace of
 # the run's own, with deploy/daemonset.yaml applied, only its image replaced.
-# While a loop creates and deletes pods on the node (scenario.sh records the
-# pods, the DaemonSet and every container, and checks them against
-# containerd's own log):
+# While a load creates and deletes pods on the node, several at once and one
+# always stopping gracefully, so that containerd always holds
+# BlockPluginSync (scenario.sh records the pods, the DaemonSet and every
+# container, checks them against containerd's own log, and prints each
+# takeover's registration → synchronized → active and the gaps):
 #   s1  the rollout v1 -> v2 (image and -version patched together);
 #   s2  kubectl rollout undo;
 #   s3  a rollout with the active instance's process killed (-9) as the new
@@ -218,6 +220,21 @@ spec:
   containers:
   - {name: bb, image: "$BUSYBOX_IMAGE", imagePullPolicy: Never, command: [sleep, "3600"]}
 Y
+
+# The stopper's pods (scenario.sh's stop_worker): PID 1 has no SIGTERM
+# handler, so each stop takes the whole grace period, with BlockPluginSync
+# held by containerd throughout.
+cat >"$R/manifests/stopper.yaml" <<Y
+apiVersion: v1
+kind: Pod
+metadata: {name: "@NAME@", namespace: default, labels: {app: load}}
+spec:
+  terminationGracePeriodSeconds: ${STOP_GRACE:-10}
+  automountServiceAccountToken: false
+  containers:
+  - {name: bb, image: "$BUSYBOX_IMAGE", imagePullPolicy: Never, command: [sleep, "3600"]}
+Y
+(cd "$REPO" && go build -o "$R/bin/takeovers" ./test/realkube/takeovers)
 
 # active_pid: the host pid of the process of the plugin pod that is Ready.
 active_pid() {

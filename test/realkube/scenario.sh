@@ -80,17 +80,33 @@ keeper() { # every half second until the stop file (bounded by the run's timeout
 	while [ ! -e "$R/ev/stop" ]; do keep_once; sleep 0.5; done
 }
 
-# load_loop: creates pods on the node one after the other, each waited for
-# Ready (60 s), recorded and deleted, until the stop file, at most LOAD_MAX.
-# What kubectl said about a pod that failed goes to $R/ev/$SC.load.err.
+# load_loop: the load, until the stop file: LOAD_PAR workers (load_worker)
+# creating and deleting short-lived pods side by side, and one stopper
+# (stop_worker) whose pods take STOP_GRACE seconds to stop, so that
+# containerd always has a call in flight that holds BlockPluginSync (a
+# StopContainer holds it across the whole graceful stop). It ends once every
+# worker ended after its current pod.
 load_loop() {
-	local i=0 name ok id t0
+	local w
+	for w in $(seq 1 "${LOAD_PAR:-3}"); do load_worker "$w" load & done
+	[ "${STOP_GRACE:-10}" = 0 ] || load_worker s stop &
+	wait
+}
+# load_worker W KIND: creates pods on the node one after the other, each
+# waited for Ready (60 s), recorded and deleted, until the stop file, at most
+# LOAD_MAX. KIND load: deleted at once (grace 0, forced); stop: its
+# container ignores SIGTERM (PID 1 without a handler) and is deleted with
+# its STOP_GRACE seconds of grace, not waited for. What kubectl said about a
+# pod that failed goes to $R/ev/$SC.load.err.
+load_worker() {
+	local w=$1 kind=$2 i=0 name ok id t0 manifest=$R/manifests/load.yaml
+	[ "$kind" = load ] || manifest=$R/manifests/stopper.yaml
 	while [ ! -e "$R/ev/stop" ] && [ $i -lt "${LOAD_MAX:-400}" ]; do
 		i=$((i + 1))
-		name=load-$SC-$i
+		name=load-$SC-$w-$i
 		ok=FAILED
 		t0=$EPOCHREALTIME
-		if sed "s/@NAME@/$name/" "$R/manifests/load.yaml" | kc apply -f - >>"$R/ev/$SC.load.err" 2>&1 &&
+		if sed "s/@NAME@/$name/" "$manifest" | kc apply -f - >>"$R/ev/$SC.load.err" 2>&1 &&
 			kc wait --for=condition=Ready "pod/$name" --timeout=60s >>"$R/ev/$SC.load.err" 2>&1; then
 			ok=ok
 		else
@@ -99,7 +115,11 @@ load_loop() {
 		id=$(cri ps -aq --label "io.kubernetes.pod.name=$name" 2>/dev/null | head -1)
 		[ -z "$id" ] || cri inspect "$id" >"$R/ev/inspect/$id.json" 2>/dev/null
 		printf '%s %s %s %s %.1f\n' "$EPOCHREALTIME" "$name" "$ok" "${id:-none}" "$(awk "BEGIN {print $EPOCHREALTIME - $t0}")" >>"$R/ev/$SC.load"
-		kc delete pod "$name" --wait=false --grace-period=0 --force >/dev/null 2>&1
+		if [ "$kind" = load ]; then
+			kc delete pod "$name" --wait=false --grace-period=0 --force >/dev/null 2>&1
+		else
+			kc delete pod "$name" --wait=false >/dev/null 2>&1
+		fi
 	done
 }
 
@@ -250,6 +270,23 @@ available_between() {
 		END {if (d) s += b - t; printf "%d %.1f\n", (n ? m : 1), s}' "$R/ev/$1.ds"
 }
 
+# takeover_report SC: each instance that registered while SC ran,
+# registration → synchronized → active, and the gaps of BlockPluginSync (the
+# longest interval with no CRI call that takes it in flight) over SC and
+# within each takeover (test/realkube/takeovers); checks that each takeover
+# went from synchronized to active within TAKEOVER_BOUND: the plugin request
+# timeout (2 s) for the catch-up rounds, plus the hold (its last round and
+# two role notices, each bounded by the request timeout: 6 s).
+TAKEOVER_BOUND=${TAKEOVER_BOUND:-8}
+takeover_report() {
+	local out n within sa ra gap sgap
+	out=$("$R/bin/takeovers" -containerd-log "$R/containerd.log" -ev "$R/ev" -scenario "$1" -bound "${TAKEOVER_BOUND}s" 2>&1) || true
+	printf '%s\n' "$out" | grep -v '^summary:' || true
+	read -r n within sa ra gap sgap < <(printf '%s\n' "$out" | sed -n 's/^summary: takeovers=\([0-9]*\) within=\([0-9]*\) max-synced-active=\([0-9.]*\) max-registered-active=\([0-9.]*\) gap=\([0-9.]*\) stop-gap=\([0-9.]*\)$/\1 \2 \3 \4 \5 \6/p')
+	expect "$1: each of ${n:-0} takeovers went from synchronized to active within ${TAKEOVER_BOUND}s (request timeout + hold; longest ${sa:-?}s; registration → active at most ${ra:-?}s), while BlockPluginSync's calls left a gap of at most ${gap:-?}s (stop-side calls ${sgap:-?}s)" \
+		[ "${n:-0}" -ge 1 -a "${within:-x}" = "${n:-0}" ]
+}
+
 # check_rollout SC [nokill|kill]: the checks of a rollout on our NRI; with
 # nokill also Kubernetes' view of the handover; with kill, containers
 # created while no instance was active (the killed one gone, its successor
@@ -267,6 +304,7 @@ check_rollout() {
 		expect "$sc: $c containers created, each with exactly one stamp from the instance active at its creation ($one; $wrong from another, $dbl twice, $none none, $win while none was)" \
 			[ "$one" = "$c" -a "$c" -ge 3 ]
 	fi
+	takeover_report "$sc"
 	read -r k late < <(ready_after_active "$sc")
 	expect "$sc: each new plugin pod turned Ready only after containerd made it the active instance ($late of $k)" [ "$k" -ge 1 -a "$late" = "$k" ]
 	[ "${2:-}" = nokill ] || return 0

@@ -61,6 +61,7 @@ type Result struct {
 	Idle     *IdleResult     `json:"idle,omitempty"`
 	Sync     *SyncResult     `json:"sync,omitempty"`
 	LongStop *LongStopResult `json:"longStop,omitempty"`
+	Busy     *BusyResult     `json:"busy,omitempty"`
 	Err      string          `json:"err,omitempty"`
 }
 
@@ -102,6 +103,7 @@ type SyncResult struct {
 //	idle      -plugins K -plugin CMD
 //	sync      -containers N -plugin CMD
 //	longstop  -containers N -hold D [-predecessor] [-interval D] -plugin CMD
+//	busy      -containers N -hold D [-predecessor] [-hold-every D] [-hold-for D] [-interval D] [-change-every K] -plugin CMD
 //
 // CMD is the plugin's command line; PluginFlags are appended to it.
 //
@@ -142,11 +144,13 @@ type opts struct {
 	fanOut      bool
 	timeout     time.Duration
 	hold        time.Duration
+	holdEvery   time.Duration
+	holdFor     time.Duration
 }
 
 func run(f Factory, args []string) (*Result, error) {
 	if len(args) == 0 {
-		return nil, fmt.Errorf("usage: stall|events|blocksync|idle|sync|longstop [flags]")
+		return nil, fmt.Errorf("usage: stall|events|blocksync|idle|sync|longstop|busy [flags]")
 	}
 	mode := args[0]
 	var o opts
@@ -165,7 +169,9 @@ func run(f Factory, args []string) (*Result, error) {
 	fs.DurationVar(&o.work, "work", 0, "events: a plugin's own work per StartContainer")
 	fs.BoolVar(&o.fanOut, "fanout", false, "events: relay notifications to all plugins at once")
 	fs.DurationVar(&o.timeout, "timeout", 120*time.Second, "overall limit")
-	fs.DurationVar(&o.hold, "hold", 10*time.Second, "longstop: how long an operation holds BlockPluginSync while the plugin joins")
+	fs.DurationVar(&o.hold, "hold", 10*time.Second, "longstop, busy: how long an operation holds BlockPluginSync while the plugin joins")
+	fs.DurationVar(&o.holdEvery, "hold-every", 5*time.Millisecond, "busy: pacing of the overlapping BlockPluginSync holders")
+	fs.DurationVar(&o.holdFor, "hold-for", 20*time.Millisecond, "busy: how long each overlapping holder keeps the block")
 	if err := fs.Parse(args[1:]); err != nil {
 		return nil, err
 	}
@@ -203,6 +209,8 @@ func run(f Factory, args []string) (*Result, error) {
 		return s.sync()
 	case "longstop":
 		return s.longStop()
+	case "busy":
+		return s.busy()
 	default:
 		return nil, fmt.Errorf("unknown mode %q", mode)
 	}
@@ -302,6 +310,49 @@ func (s *session) longStop() (*Result, error) {
 		res.Extra = x.Extra()
 	}
 	return &Result{LongStop: res}, nil
+}
+
+// busy: a plugin takes over (-predecessor) or joins while BlockPluginSync
+// is never idle: overlapping holders every -hold-every for -hold-for each,
+// one holder for -hold (a graceful stop) from right before the launch, and
+// runtime operations every -interval.
+func (s *session) busy() (*Result, error) {
+	fl := PluginFlags{Name: "bench", Idx: "10", Instance: "new", Version: "v2", Generation: 2, SyncDelay: s.o.syncDelay}
+	if s.o.predecessor {
+		old := PluginFlags{Name: "bench", Idx: "10", Instance: "old", Version: "v1", Generation: 1}
+		if _, err := s.launch(old); err != nil {
+			return nil, err
+		}
+		if err := WaitHandled(s.ctx, s.h, 60*time.Second, HasMarks("bench")); err != nil {
+			return nil, err
+		}
+	}
+	var p *Proc
+	cfg := BusyConfig{Interval: s.o.interval, ChangeEvery: s.o.changeEvery, HoldEvery: s.o.holdEvery, HoldFor: s.o.holdFor,
+		Stop: s.o.hold, Warmup: s.o.warmup, Tail: s.o.tail, Timeout: 90 * time.Second, Name: fl.Name, Instance: fl.Instance}
+	res, err := Busy(s.ctx, s.h, cfg, func() error {
+		var err error
+		p, err = s.launch(fl)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	launched, handled := res.Extra["launchedUnixMs"], res.Extra["handledUnixMs"]
+	if ev, ok := p.First("synced"); ok {
+		at := float64(ev.UnixNano) / 1e6
+		res.Extra["launchToSyncedMs"] = at - launched
+		res.Extra["syncedToHandledMs"] = handled - at
+		if act, ok := p.First("active"); ok {
+			res.Extra["syncedToActiveMs"] = float64(act.UnixNano)/1e6 - at
+		}
+	}
+	if x, ok := s.h.(Extras); ok {
+		for k, v := range x.Extra() {
+			res.Extra[k] = v
+		}
+	}
+	return &Result{Busy: res}, nil
 }
 
 func (s *session) events() (*Result, error) {

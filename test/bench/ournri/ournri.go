@@ -66,6 +66,11 @@ func New(cfg loadgen.Config) (loadgen.Harness, error) {
 	if cfg.FanOut {
 		opts = append(opts, adaptation.WithNotificationFanOut())
 	}
+	// NRI_BENCH_HANDOVER=off: the runtime offers no handover, so it keeps
+	// no ledger (what the ledger costs the event path, by hand).
+	if os.Getenv("NRI_BENCH_HANDOVER") == "off" {
+		opts = append(opts, adaptation.WithPluginHandover(false))
+	}
 	r.nri, err = adaptation.New("bench-runtime", "v0.0.0", r.sync, r.update, opts...)
 	if err != nil {
 		os.RemoveAll(dir)
