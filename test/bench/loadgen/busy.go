@@ -147,25 +147,7 @@ func Busy(ctx context.Context, h Harness, cfg BusyConfig, launch func() error) (
 	done := make(chan struct{})
 	go func() { // the overlapping holders, one goroutine each
 		defer close(done)
-		start := time.Now()
-		t := time.NewTimer(0)
-		defer t.Stop()
-		for i := 0; ; i++ {
-			sched := start.Add(time.Duration(i) * cfg.HoldEvery)
-			if d := time.Until(sched); d > 0 {
-				t.Reset(d)
-				select {
-				case <-t.C:
-				case <-stop:
-					return
-				}
-			} else {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
+		every(cfg.HoldEvery, stop, func(_ int, sched time.Time) {
 			holders.Add(1)
 			go func() {
 				defer holders.Done()
@@ -179,7 +161,7 @@ func Busy(ctx context.Context, h Harness, cfg BusyConfig, launch func() error) (
 				clk.released()
 				release()
 			}()
-		}
+		})
 	}()
 	pdone := make(chan struct{})
 	go func() {

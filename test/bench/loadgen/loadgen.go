@@ -67,12 +67,14 @@ type pacer struct {
 	errs    []error
 }
 
-func (p *pacer) run(ctx context.Context, stop <-chan struct{}) {
+// every calls f(i, sched) at sched = start + i*interval, i = 0, 1, ...,
+// until stop is closed; a call that runs late does not shift the schedule.
+func every(interval time.Duration, stop <-chan struct{}, f func(i int, sched time.Time)) {
 	start := time.Now()
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for i := 0; ; i++ {
-		sched := start.Add(time.Duration(i) * p.interval)
+		sched := start.Add(time.Duration(i) * interval)
 		if d := time.Until(sched); d > 0 {
 			t.Reset(d)
 			select {
@@ -87,6 +89,12 @@ func (p *pacer) run(ctx context.Context, stop <-chan struct{}) {
 			default:
 			}
 		}
+		f(i, sched)
+	}
+}
+
+func (p *pacer) run(ctx context.Context, stop <-chan struct{}) {
+	every(p.interval, stop, func(i int, sched time.Time) {
 		var ann map[string]string
 		var err error
 		if p.changeEvery <= 1 || i%p.changeEvery == 0 {
@@ -105,7 +113,7 @@ func (p *pacer) run(ctx context.Context, stop <-chan struct{}) {
 			close(p.seen)
 		}
 		p.mu.Unlock()
-	}
+	})
 }
 
 // StallConfig describes a registration stall measurement.

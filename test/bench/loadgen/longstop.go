@@ -63,31 +63,13 @@ func LongStop(ctx context.Context, h Harness, cfg LongStopConfig, launch func() 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		start := time.Now()
-		t := time.NewTimer(0)
-		defer t.Stop()
-		for i := 0; ; i++ {
-			sched := start.Add(time.Duration(i) * cfg.Interval)
-			if d := time.Until(sched); d > 0 {
-				t.Reset(d)
-				select {
-				case <-t.C:
-				case <-stop:
-					return
-				}
-			} else {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
+		every(cfg.Interval, stop, func(_ int, sched time.Time) {
 			h.BlockUnblock()
 			lat := time.Since(sched)
 			mu.Lock()
 			samples = append(samples, probe{sched, lat})
 			mu.Unlock()
-		}
+		})
 	}()
 	finish := func() { close(stop); <-done }
 
