@@ -47,8 +47,8 @@ R=${R:-/tmp/nrd}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 CGROUP_PARENT=/nriident-$(basename "$R") # one per scratch directory: clean-up kills what is in it
 MAXGEN=18446744073709551615               # 2^64-1
-# shellcheck source=lib.sh
-. "$REPO/test/realcontainerd/lib.sh"
+# shellcheck source=../realruntime/lib.sh
+. "$REPO/test/realruntime/lib.sh"
 
 step "packages and tools"
 install_packages

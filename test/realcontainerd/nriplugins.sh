@@ -42,8 +42,8 @@ R=${R:-/tmp/nrn}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 CGROUP_PARENT=/nrinp-$(basename "$R")
 NP_VERSION=v0.14.0
-# shellcheck source=lib.sh
-. "$REPO/test/realcontainerd/lib.sh"
+# shellcheck source=../realruntime/lib.sh
+. "$REPO/test/realruntime/lib.sh"
 
 step "the plugins: containers/nri-plugins $NP_VERSION on upstream NRI v0.11.0"
 # Where the third-party tree lives: ../shared/third_party from the

@@ -45,10 +45,10 @@ CGROUP_PARENT=/nrirestart-$(basename "$R")
 # v2 is held in its synchronization until containerd stops: containerd must
 # not give up on it first (the default is 2s).
 NRI_REQUEST_TIMEOUT=60s
-# shellcheck source=lib.sh
-. "$REPO/test/realcontainerd/lib.sh"
-# shellcheck source=instances.sh
-. "$REPO/test/realcontainerd/instances.sh"
+# shellcheck source=../realruntime/lib.sh
+. "$REPO/test/realruntime/lib.sh"
+# shellcheck source=../realruntime/instances.sh
+. "$REPO/test/realruntime/instances.sh"
 
 step "packages and binaries"
 install_packages

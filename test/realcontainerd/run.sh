@@ -42,8 +42,8 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 CGROUP_PARENT=/nrirealctrd-$(basename "$R") # one per scratch directory: clean-up kills what is in it
 PLUGIN_NAME=realctrd                 # the external instance, 50-realctrd
 PREINST_NAME=preinst                 # the runtime-launched instance, 40-preinst
-# shellcheck source=lib.sh
-. "$REPO/test/realcontainerd/lib.sh"
+# shellcheck source=../realruntime/lib.sh
+. "$REPO/test/realruntime/lib.sh"
 
 # ---- 1. software ------------------------------------------------------------
 step "packages and tools"

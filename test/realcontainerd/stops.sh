@@ -45,10 +45,10 @@ CGROUP_PARENT=/nristops-$(basename "$R")
 N=${N:-10}       # containers stopped
 HOLD=${HOLD:-4}  # seconds each container ignores SIGTERM
 STEP=${STEP:-1.2} # seconds between two stops
-# shellcheck source=lib.sh
-. "$REPO/test/realcontainerd/lib.sh"
-# shellcheck source=instances.sh
-. "$REPO/test/realcontainerd/instances.sh"
+# shellcheck source=../realruntime/lib.sh
+. "$REPO/test/realruntime/lib.sh"
+# shellcheck source=../realruntime/instances.sh
+. "$REPO/test/realruntime/instances.sh"
 
 step "packages and binaries"
 install_packages

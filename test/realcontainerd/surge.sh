@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Handover on a real containerd built, unchanged, on our NRI (issue 11,
-# part C), with real pods through crictl:
+# part C), with real pods through crictl: the adapter of the scenario
+# ../realruntime/scenario.sh (the steps; ../realdocker/e2e.sh runs them on
+# dockerd) for containerd, its hooks set below the set-up:
 #   1. v1 active: pods and containers created, each carries v1's stamp (the
 #      annotation annotator.nri-handover.io/handled-by) in its OCI spec, as
 #      containerd keeps it (crictl inspect) and as runc ran it (the bundle's
@@ -53,10 +55,12 @@ CGROUP_PARENT=/nrisurge-$(basename "$R") # one per scratch directory: clean-up k
 # Long enough that the script kills a held plugin (step 5) before containerd
 # gives up on it; containerd's default is 2s.
 NRI_REQUEST_TIMEOUT=10s
-# shellcheck source=lib.sh
-. "$REPO/test/realcontainerd/lib.sh"
-# shellcheck source=instances.sh
-. "$REPO/test/realcontainerd/instances.sh"
+# shellcheck source=../realruntime/lib.sh
+. "$REPO/test/realruntime/lib.sh"
+# shellcheck source=../realruntime/instances.sh
+. "$REPO/test/realruntime/instances.sh"
+# shellcheck source=../realruntime/scenario.sh
+. "$REPO/test/realruntime/scenario.sh"
 
 step "packages and tools"
 install_packages
@@ -75,21 +79,19 @@ rm -rf "$R"/nri-plugins/* "$R"/v*.log "$R"/v*.stderr "$R"/v*.ready "$R"/up-*.jso
 	"$R"/*.list "$R"/stop-* "$R"/hold-* "$R"/gaps-* "$R/loop.err" \
 	"$R"/*.pod.json "$R"/*.ctr.json "$R"/*.ctr.log "$R"/*.inspect.json "$R"/podlogs/*
 
-declare -A PID=() STAMP=()
-LOOP_PID=""
-WATCH_PID=""
-cleanup() {
-	set +e
-	[ -n "$LOOP_PID" ] && kill "$LOOP_PID" 2>/dev/null
-	[ -n "$WATCH_PID" ] && kill "$WATCH_PID" 2>/dev/null
-	stop_pids "${PID[@]}"
-	cleanup_runtime
-}
-trap cleanup EXIT
-
-step "start containerd (built on our NRI)"
-: >"$R/containerd.log"
-start_containerd
+# The hooks of the scenario (../realruntime/scenario.sh).
+RUNTIME=containerd
+RUNTIME_LOG=$R/containerd.log
+START_TITLE="start containerd (built on our NRI)"
+UNIT=pod
+T_DELETED="its pod is deleted" T_EXIT2=" (the kubelet restarts it)" T_FRESH=", all its own or its predecessors'"
+LOGS_HINT="v*.log (the annotators), annotator-state.json, up-*.jsonl, *.stderr, *.list, loop.err, containerd.log"
+rt_boot() { : >"$R/containerd.log"; start_containerd; }
+rt_start() { start_containerd; }
+rt_stop() { stop_containerd; }
+rt_cleanup() { cleanup_runtime; }
+rt_mark() { loop_count s5; }
+rt_past() { loop_past s5 "$1"; }
 
 ANNOTATOR=$R/bin/surge-annotator # has, alive, gone: lib.sh; start_instance and the checks: instances.sh
 ANNOTATOR_FLAGS=()
@@ -97,9 +99,8 @@ ANNOTATOR_FLAGS=()
 # The lists: one line "POD CONTAINER-ID POD-ID" per pod ("POD FAILED" when
 # its creation failed) in $R/NAME.list; WANT[POD] is the stamp (a regex:
 # "a|b" when either may be right) of the instance that must have handled it.
-declare -A WANT=()
-# make_pods LIST INSTANCE POD...: host-network pods, one after the other.
-make_pods() {
+# make_ctrs LIST INSTANCE POD...: host-network pods, one after the other.
+make_ctrs() {
 	local list=$1 want=$2 pod
 	shift 2
 	for pod in "$@"; do
@@ -116,7 +117,7 @@ create_loop() {
 		list_pod "$name" "$name-$i" "$R/loop.err"
 	done
 }
-# start_loop, loop_past, stop_loop, want_loop, watch_ready, stop_watch: instances.sh
+# start_loop, loop_past, stop_loop, want_loop, watch_ready, stop_watch: ../realruntime/instances.sh
 
 # stamped_by POD: the stamps of the instances that logged stamping POD's
 # container (the annotator's "stamped container" line), space-separated.
@@ -149,132 +150,18 @@ check_list() {
 	expect "$1: $n containers checked" [ "$n" -ge 1 ]
 }
 
-# ---- 1. v1 ------------------------------------------------------------------
-step "1. v1 active"
-start_instance v1 uid-v1 1 1.0.0
-expect "v1: ready file appears" wait_for 20 test -f "$R/v1.ready"
-expect "v1: starts with its identity from the environment" \
-	has "$R/v1.log" '^.* msg="annotator: starting" plugin=50-annotator version=1\.0\.0 instance=uid-v1 generation=1 '
-expect "v1: containerd (built on our NRI) offers handover" has "$R/v1.log" 'plugin 50-annotator: runtime \(NRI [^)]*\) offers handover'
-expect "v1: takes the state file, the first owner" has "$R/v1.log" 'msg="owns the state file" .* epoch=1 hand-off=fresh'
-make_pods s1 1.0.0/uid-v1 first second
-expect "v1: the state file is v1's and lists its containers" state_lists s1 1.0.0/uid-v1
-
-# ---- 2. v2 surges in while pods keep being created ------------------------------
-step "2. v2 surges in"
-surge s2 v2 uid-v2 2 2.0.0 v1
-stop_loop s2
-expect "v1: still up after the rollout" alive "${PID[v1]}"
-want_loop s2 1.0.0/uid-v1 2.0.0/uid-v2 "$AT_START" "$AT_READY"
-
-# ---- 3. every container: exactly one instance, the active one ------------------
-step "3. every container of steps 1 and 2"
-check_list s1
-check_list s2
-
-# ---- 4. rollback ------------------------------------------------------------------
-step "4. rollback to v1's version as a new instance (generation 3)"
-# The rollout finished: the kubelet deletes v1's pod.
-kill -TERM "${PID[v1]}"
-expect "v1: ends when its pod is deleted, exit 0 after standing down" exited v1 0
-surge s4 v3 uid-v3 3 1.0.0 v2
-watch_ready v3
-# v2's container crashes; the kubelet restarts it in the same pod: same
-# instance id, same generation, twice.
-kill -KILL "${PID[v2]}"
-wait "${PID[v2]}" 2>/dev/null || true
-unset "PID[v2]"
-for attempt in 1 2; do
-	start_instance "v2r$attempt" uid-v2 2 2.0.0
-	STAMP[v2r$attempt]=2.0.0/uid-v2
-	expect "v2 restarted (attempt $attempt): registration refused" \
-		wait_for 20 has "$R/v2r$attempt.log" 'msg="annotator: (stopped|refused by the runtime)" error=".*registration rejected by the runtime'
-	expect "v2 restarted (attempt $attempt): exits 1, no retry" exited "v2r$attempt" 1
-done
-expect "containerd says why: v2 was superseded" has "$R/containerd.log" 'rejecting plugin registration.*uid-v2.*was superseded'
-stop_loop s4
-stop_watch
-expect "v3: ready throughout the restarts of v2, no flapping ($(wc -l <"$R/gaps-v3") gaps)" [ ! -s "$R/gaps-v3" ]
-still_serving v3
-want_loop s4 2.0.0/uid-v2 1.0.0/uid-v3 "$AT_START" "$AT_READY"
-check_list s4
-
-# ---- 5. kill -9 of a successor in the middle of its handover ---------------------------
-step "5. v4 killed in the middle of its handover, twice"
-watch_ready v3
-start_loop s5
-# 5a: in its full synchronization, which runs while v3 keeps serving.
-start_instance v4a uid-v4 4 2.1.0 -hold-sync "$R/hold-v4a"
-expect "v4 (1st run): holds in its full synchronization" wait_for 30 has "$R/v4a.log" 'msg="test: holding synchronization round" round=full$'
-n=$(loop_count s5)
-expect "v3: pods keep being created while v4 synchronizes" loop_past s5 "$n"
-killed_in v4a full
-# 5b: in its catch-up round: v4 synchronized, a pod was created since, and
-# the runtime holds its sync gate to bring v4 up to date before the switch.
-start_instance v4b uid-v4 4 2.1.0 -hold-sync "$R/hold-v4b"
-expect "v4 (2nd run): holds in its full synchronization" wait_for 30 has "$R/v4b.log" 'msg="test: holding synchronization round" round=full$'
-n=$(loop_count s5)
-expect "v3: a pod created after v4's snapshot" loop_past s5 "$n"
-touch "$R/hold-v4b.full"
-expect "v4 (2nd run): synchronized, holds in its delta round under the sync gate" \
-	wait_for 30 has "$R/v4b.log" 'msg="test: holding synchronization round" round=delta$'
-round v4b "taking over" || true
-expect "v4 (2nd run): its full round skipped all $CONTAINERS containers, v3's and its predecessors' (mine $MINE, unstamped $UNSTAMPED)" \
-	bash -c "[ '$FROM' = 1.0.0/uid-v3 ] && [ '$MINE' = 0 ] && [ '$UNSTAMPED' = 0 ] && [ '$SKIPPED' = '$CONTAINERS' ]"
-killed_in v4b delta
-stop_loop s5
-stop_watch
-expect "v3: ready throughout both kills ($(wc -l <"$R/gaps-v3") gaps)" [ ! -s "$R/gaps-v3" ]
-still_serving v3
-while read -r pod _; do WANT[$pod]=1.0.0/uid-v3; done <"$R/s5.list"
-check_list s5
-# 5c: the kubelet restarts v4's container: same instance id; it was never
-# active, so nothing retired it.
-start_instance v4 uid-v4 4 2.1.0
-took_over v4 v3
-superseded v3 v4
-make_pods s5c 2.1.0/uid-v4 after-v4
-check_list s5c
-
-# ---- 6. containerd restarts -------------------------------------------------------------------
-step "6. containerd restarts with the plugins running"
-make_pods s6 2.1.0/uid-v4 before-restart
-mark=$(wc -l <"$R/containerd.log")
-stop_containerd
-expect "v4: connection gone, not ready" wait_for 10 ready_gone v4
-expect "v4: exits 2, the runtime went away (the kubelet restarts it)" exited v4 2
-start_containerd
-# The kubelet restarts v4's container: same instance id, a fresh process.
-start_instance v4r uid-v4 4 2.1.0
-expect "v4 (restarted): ready again" wait_for 30 test -f "$R/v4r.ready"
-round v4r synchronized || true
-expect "v4 (restarted): synchronized as a fresh join with the $CONTAINERS containers that outlived the restart, all its own or its predecessors' (mine $MINE, skipped $SKIPPED, unstamped $UNSTAMPED)" \
-	bash -c "[ '$MINE' -ge 1 ] && [ '$UNSTAMPED' = 0 ] && [ \$(($MINE + $SKIPPED)) = '$CONTAINERS' ] && ! grep -q 'msg=\"taking over\"' '$R/v4r.log'"
-expect "v4 (restarted): took the state file back (it owned it last)" \
-	has "$R/v4r.log" 'msg="owns the state file" .* hand-off="this instance owned it last"'
-expect "v4 (restarted): the state file lists before-restart as its own" state_lists s6 2.1.0/uid-v4
-expect "v3 (superseded): stayed down, held and not ready" \
-	bash -c "kill -0 ${PID[v3]} && [ \$(grep -c 'registering plugin' '$R/v3.log') = 1 ] && ! test -f '$R/v3.ready'"
-registered=$(tail -n +"$((mark + 1))" "$R/containerd.log" | grep -c 'plugin [^ ]*50-annotator.* registered' || true)
-expect "containerd: one instance of 50-annotator registered after the restart ($registered)" [ "$registered" = 1 ]
-make_pods s6 2.1.0/uid-v4 after-restart-1 after-restart-2
-check_list s6
-
-# ---- 7. upstream v0.12.5 plugins (legacy) next to ours ------------------------------------------
-step "7. two upstream v0.12.5 plugins (legacy, same name and index) next to ours"
-for u in a b; do
-	"$R/bin/upstream-plugin" -socket "$R/nri/nri.sock" -name upstream -idx 60 \
-		-annotate "nri-handover.test/upstream-$u=adjusted-by-upstream-$u" -record "$R/up-$u.jsonl" \
-		>/dev/null 2>"$R/up-$u.stderr" &
-	PID[up-$u]=$!
-	expect "upstream-$u: registered and synchronized" wait_for 30 has "$R/up-$u.jsonl" '"ev":"Synchronize"'
-done
-surge s7 v5 uid-v5 5 2.2.0 v4r
-stop_loop s7
-want_loop s7 2.1.0/uid-v4 2.2.0/uid-v5 "$AT_START" "$AT_READY"
-check_list s7
-for u in a b; do
-	ok=0 bad=""
+# v1's identity, as containerd's CRI hands the environment to nobody: the
+# annotator logs it.
+v1_checks_pre() {
+	expect "v1: starts with its identity from the environment" \
+		has "$R/v1.log" '^.* msg="annotator: starting" plugin=50-annotator version=1\.0\.0 instance=uid-v1 generation=1 '
+}
+v4r_checks() { expect "v4 (restarted): the state file lists before-restart as its own" state_lists s6 2.1.0/uid-v4; }
+upstream_flags() { UP_FLAGS=(-annotate "nri-handover.test/upstream-$1=adjusted-by-upstream-$1"); }
+# check_upstream U: every event of every pod of s7 once, U's annotation in
+# every container.
+check_upstream() {
+	local u=$1 ok=0 bad="" pod ctr podid ev
 	while read -r pod ctr podid; do
 		[ "$ctr" != FAILED ] || continue
 		for ev in "RunPodSandbox\",\"pod\":\"$podid\"" "CreateContainer\",\"pod\":\"$podid\",\"ctr\":\"$ctr\"" \
@@ -285,16 +172,6 @@ for u in a b; do
 		ok=$((ok + 1))
 	done <"$R/s7.list"
 	expect "upstream-$u: every event of the $ok pods exactly once, and its annotation in every container${bad:+ (missing:$bad)}" [ -z "$bad" ]
-	expect "upstream-$u: not disturbed by our handover (connected, no shutdown)" \
-		bash -c "kill -0 ${PID[up-$u]} && ! grep -qE '\"ev\":\"(Shutdown|Exit)\"' '$R/up-$u.jsonl'"
-done
-expect "every synchronization round of every instance found every container stamped (unstamped=0)" \
-	bash -c "! grep -h 'unstamped=' '$R'/v*.log | grep -qvE 'unstamped=0( |\$)'"
+}
 
-for f in "$R"/v*.log "$R"/up-*.stderr; do
-	expect "no panic in $(basename "$f")" bash -c "! grep -iE 'panic|fatal' '$f'"
-done
-expect "containerd: no panic" bash -c "! grep -iE 'panic' '$R/containerd.log'"
-
-[ "$FAILED" = 0 ] || echo "== logs in $R: v*.log (the annotators), annotator-state.json, up-*.jsonl, *.stderr, *.list, loop.err, containerd.log"
-summary
+run_scenario

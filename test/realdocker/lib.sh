@@ -2,7 +2,7 @@
 # Shared by the Docker Engine scripts (e2e.sh: handover on dockerd built on
 # our NRI; nri-tests.sh: moby's own NRI integration tests, stock and ours).
 # Source it after setting R (short: unix socket paths stay under 108 bytes)
-# and REPO. It sources test/realcontainerd/lib.sh for the check helpers,
+# and REPO. It sources test/realruntime/lib.sh for the check helpers,
 # wait_for, stop_pids, the Debian packages, stock containerd and the image
 # archives, and adds: containerd as dockerd's backend (its own NRI and CRI
 # off: NRI lives in dockerd here), dockerd in a network namespace of its
@@ -11,10 +11,10 @@
 
 CGROUP_PARENT=${CGROUP_PARENT:-/nrdk-$(basename "$R")}
 # The docker CLI (a client only: this machine has no engine), found before
-# realcontainerd/lib.sh narrows PATH.
+# realruntime/lib.sh narrows PATH.
 DOCKER_CLI=${DOCKER_CLI:-$(command -v docker || true)}
-# shellcheck source=../realcontainerd/lib.sh
-. "$REPO/test/realcontainerd/lib.sh"
+# shellcheck source=../realruntime/lib.sh
+. "$REPO/test/realruntime/lib.sh"
 mkdir -p "$R"/{docker,dx,nri,nri-plugins,nri-conf}
 [ -x "$DOCKER_CLI" ] || { echo "$(basename "$0"): needs the docker CLI (set DOCKER_CLI)" >&2; exit 1; }
 ln -sf "$DOCKER_CLI" "$R/bin/docker"
@@ -51,7 +51,7 @@ EOF
 start_backend() {
 	write_containerd_config
 	rm -f "$R/containerd.sock"
-	# CTRD_PID: realcontainerd/lib.sh's stop_containerd and shim_pids use it.
+	# CTRD_PID: realruntime/lib.sh's stop_containerd and shim_pids use it.
 	containerd --config "$R/containerd.toml" >>"$R/containerd.log" 2>&1 &
 	# shellcheck disable=SC2034
 	CTRD_PID=$!

@@ -38,8 +38,8 @@ if [ "$(id -u)" != 0 ]; then
 	echo "e2e-kubernetes: SKIPPED: needs root (it runs a kubelet, containerd, runc and CNI); run it as root"
 	exit 0
 fi
-# shellcheck source=../realcontainerd/lib.sh
-. "$REPO/test/realcontainerd/lib.sh"
+# shellcheck source=../realruntime/lib.sh
+. "$REPO/test/realruntime/lib.sh"
 # shellcheck source=scenario.sh
 . "$DIR/scenario.sh"
 # A run starts from an empty cluster (the certificates and builds are kept).

@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034 # WANT, AT_START, AT_READY are for the callers
 # Annotator instances on the host and the checks of a handover between them,
-# shared by surge.sh, restart.sh (containerd) and ../realdocker/e2e.sh
+# shared by ../realcontainerd/{surge,restart,stops}.sh, ../realdocker/e2e.sh
 # (dockerd). Source it after lib.sh. Callers set R, STATE (the state file
 # the instances share, as a DaemonSet's hostPath), ANNOTATOR (the annotator
 # binary), optionally ANNOTATOR_FLAGS (an array of flags every instance

@@ -1,5 +1,6 @@
-# Shared by the real-containerd scripts (run.sh: our plugin side against
-# stock containerd; surge.sh: containerd built on our NRI). Source it after
+# Shared by the real-runtime scripts (../realcontainerd: run.sh, our plugin
+# side against stock containerd, surge.sh and the others, containerd built on
+# our NRI; ../realdocker/lib.sh; ../realkube/run.sh). Source it after
 # setting R (a short scratch directory: unix socket paths stay under 108
 # bytes), REPO and CGROUP_PARENT; it defines the check helpers, the software
 # and image set-up, containerd's configuration, start and clean-up, and the
