@@ -204,16 +204,9 @@ func Busy(ctx context.Context, h Harness, cfg BusyConfig, launch func() error) (
 		finish()
 		return nil, fmt.Errorf("launch plugin: %w", err)
 	}
-	timeout := time.NewTimer(cfg.Timeout)
-	defer timeout.Stop()
-	select {
-	case <-p.seen:
-	case <-timeout.C:
+	if err := p.awaitSeen(ctx, cfg.Timeout, cfg.Name, want); err != nil {
 		finish()
-		return nil, fmt.Errorf("plugin %s instance %s handled no event within %s (errors: %v)", cfg.Name, want, cfg.Timeout, p.errs)
-	case <-ctx.Done():
-		finish()
-		return nil, ctx.Err()
+		return nil, err
 	}
 	p.mu.Lock()
 	seenAt := p.seenAt

@@ -67,6 +67,23 @@ type pacer struct {
 	errs    []error
 }
 
+// awaitSeen waits until the watched plugin instance handled an operation,
+// at most timeout.
+func (p *pacer) awaitSeen(ctx context.Context, timeout time.Duration, name, instance string) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-p.seen:
+		return nil
+	case <-t.C:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return fmt.Errorf("plugin %s instance %s handled no event within %s (errors: %v)", name, instance, timeout, p.errs)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // every calls f(i, sched) at sched = start + i*interval, i = 0, 1, ...,
 // until stop is closed; a call that runs late does not shift the schedule.
 func every(interval time.Duration, stop <-chan struct{}, f func(i int, sched time.Time)) {
@@ -180,16 +197,9 @@ func Stall(ctx context.Context, rt Runtime, cfg StallConfig, launch func() error
 		finish()
 		return nil, fmt.Errorf("launch plugin: %w", err)
 	}
-	timeout := time.NewTimer(cfg.Timeout)
-	defer timeout.Stop()
-	select {
-	case <-p.seen:
-	case <-timeout.C:
+	if err := p.awaitSeen(ctx, cfg.Timeout, cfg.Name, want); err != nil {
 		finish()
-		return nil, fmt.Errorf("plugin %s instance %s handled no event within %s (errors: %v)", cfg.Name, want, cfg.Timeout, p.errs)
-	case <-ctx.Done():
-		finish()
-		return nil, ctx.Err()
+		return nil, err
 	}
 	if err := wait(ctx, cfg.Tail); err != nil {
 		finish()

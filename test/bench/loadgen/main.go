@@ -240,16 +240,23 @@ func (s *session) launch(fl PluginFlags) (*Proc, error) {
 	return p, err
 }
 
+// predecessorFirst launches, with -predecessor, the instance a measured
+// plugin takes over from, and waits until it handles events.
+func (s *session) predecessorFirst() error {
+	if !s.o.predecessor {
+		return nil
+	}
+	old := PluginFlags{Name: "bench", Idx: "10", Instance: "old", Version: "v1", Generation: 1}
+	if _, err := s.launch(old); err != nil {
+		return err
+	}
+	return WaitHandled(s.ctx, s.h, 60*time.Second, HasMarks("bench"))
+}
+
 func (s *session) stall() (*Result, error) {
 	fl := PluginFlags{Name: "bench", Idx: "10", Instance: "new", Version: "v2", Generation: 2, SyncDelay: s.o.syncDelay}
-	if s.o.predecessor {
-		old := PluginFlags{Name: "bench", Idx: "10", Instance: "old", Version: "v1", Generation: 1}
-		if _, err := s.launch(old); err != nil {
-			return nil, err
-		}
-		if err := WaitHandled(s.ctx, s.h, 60*time.Second, HasMarks("bench")); err != nil {
-			return nil, err
-		}
+	if err := s.predecessorFirst(); err != nil {
+		return nil, err
 	}
 	var p *Proc
 	cfg := StallConfig{Interval: s.o.interval, Warmup: s.o.warmup, Tail: s.o.tail, Timeout: 90 * time.Second,
@@ -288,14 +295,8 @@ func (s *session) stall() (*Result, error) {
 // take and release it every -interval.
 func (s *session) longStop() (*Result, error) {
 	fl := PluginFlags{Name: "bench", Idx: "10", Instance: "new", Version: "v2", Generation: 2}
-	if s.o.predecessor {
-		old := PluginFlags{Name: "bench", Idx: "10", Instance: "old", Version: "v1", Generation: 1}
-		if _, err := s.launch(old); err != nil {
-			return nil, err
-		}
-		if err := WaitHandled(s.ctx, s.h, 60*time.Second, HasMarks("bench")); err != nil {
-			return nil, err
-		}
+	if err := s.predecessorFirst(); err != nil {
+		return nil, err
 	}
 	cfg := LongStopConfig{Interval: s.o.interval, Warmup: s.o.warmup, Hold: s.o.hold, Tail: s.o.tail,
 		Timeout: 60 * time.Second, Name: fl.Name, Instance: fl.Instance}
@@ -318,14 +319,8 @@ func (s *session) longStop() (*Result, error) {
 // runtime operations every -interval.
 func (s *session) busy() (*Result, error) {
 	fl := PluginFlags{Name: "bench", Idx: "10", Instance: "new", Version: "v2", Generation: 2, SyncDelay: s.o.syncDelay}
-	if s.o.predecessor {
-		old := PluginFlags{Name: "bench", Idx: "10", Instance: "old", Version: "v1", Generation: 1}
-		if _, err := s.launch(old); err != nil {
-			return nil, err
-		}
-		if err := WaitHandled(s.ctx, s.h, 60*time.Second, HasMarks("bench")); err != nil {
-			return nil, err
-		}
+	if err := s.predecessorFirst(); err != nil {
+		return nil, err
 	}
 	var p *Proc
 	cfg := BusyConfig{Interval: s.o.interval, ChangeEvery: s.o.changeEvery, HoldEvery: s.o.holdEvery, HoldFor: s.o.holdFor,
