@@ -328,7 +328,7 @@ log_count() {
 # and back: no creation failed, every container stamped once by the
 # instance active at its creation, each new pod switched in by containerd
 # (the one without handover superseding the opted-in one, then the opted-in
-# one taking over from it), none refused, one plugin pod left, Ready.
+# one taking over from it), no new pod refused, one plugin pod left, Ready.
 check_kill_switch() {
 	local sc=$1 n f m e c one wrong dbl none win k late refused off on
 	read -r n f m < <(load_counts "$sc")
@@ -341,8 +341,11 @@ check_kill_switch() {
 	expect "$sc: containerd switched the plugin to the new pod without handover, superseding the opted-in one ($off)" [ "$off" = 1 ]
 	on=$(log_count "$sc" 'takes over from external:50-annotator\[[0-9]+\], which does not support handover')
 	expect "$sc: with handover back on, the opted-in pod took over from it ($on)" [ "$on" = 1 ]
-	refused=$(log_count "$sc" 'rejecting plugin registration|may not run beside')
-	expect "$sc: no plugin pod refused ($refused refusals)" [ "$refused" = 0 ]
+	# The pod without handover cannot know it was superseded: its connection
+	# closes and it may register again before its pod is deleted, and be
+	# refused as older. Only a refusal of a new pod would stall the rollout.
+	refused=$(log_count "$sc" 'may not run beside')
+	expect "$sc: no new plugin pod refused ($refused refusals beside a holder; $(log_count "$sc" 'rejecting plugin registration.*is older than') superseded pods that came back refused as older)" [ "$refused" = 0 ]
 	read -r k late < <(ready_after_active "$sc")
 	expect "$sc: both new plugin pods became the active instance ($k)" [ "$k" = 2 ]
 	expect "$sc: one plugin pod left, Ready" wait_for 60 one_pod_ready
