@@ -248,8 +248,11 @@ e2e-docker:
 # BlockPluginSync held (LOAD_PAR=3 workers side by side and a stopper whose
 # pods stop for STOP_GRACE=10 s), each takeover checked to go from
 # synchronized to active within TAKEOVER_BOUND=8 s and the gaps printed, then
-# the same rollout on stock containerd as the control (test/realkube/run.sh).
-# Needs root; skips otherwise. CI runs it after make e2e-containerd.
+# the same rollout on stock containerd as the control (test/realkube/run.sh);
+# then (s5, issue 33) upstream's ulimit-adjuster, unmodified, as a DaemonSet
+# annotated nri.containerd.io/handover: workload, rolled forward with a kill -9
+# of the newer instance and back, and (cu) the same without the annotation.
+# SCENARIOS="s5 cu" runs those (off by default for now). Needs root; skips otherwise. CI runs it after make e2e-containerd.
 e2e-kubernetes:
 	timeout -k 60 2700 test/realkube/run.sh
 

@@ -16,12 +16,24 @@
 #   s4  the kill switch rolled out (kubectl set env NRI_PLUGIN_HANDOVER=off):
 #       the new pod, an upstream-style plugin, takes over; then handover
 #       turned back on (the variable removed), which takes over from it;
+#   s5  upstream's ulimit-adjuster, unmodified (upstream's stub v0.12.5), as
+#       a DaemonSet whose pod template carries nri.containerd.io/handover:
+#       workload (maxSurge 1, maxUnavailable 0): v1 -> v2 with the newer
+#       instance killed (-9) once it took over, then kubectl rollout undo;
+#       every load container carries its RLIMIT_NOFILE exactly once;
+#   cu  its control: the same rollouts without the annotation on the same
+#       node (both instances get every event, as upstream): creations fail;
+#   ref a plain DaemonSet (no NRI) rolled the same way;
 #   c   the control: the same rollout on stock containerd v2.4.2 (upstream
 #       NRI), which fails creations while both instances are connected.
 # One line per check, then "N passed, N failed"; figures in
 # docs/runtime-integration.md ("Kubernetes").
 #
-# Usage (root): [R=/tmp/nrk] [NS=nrk] [NODE_IP=10.213.0.2] test/realkube/run.sh
+# Usage (root): [R=/tmp/nrk] [NS=nrk] [NODE_IP=10.213.0.2] [SCENARIOS="s1 s5"] test/realkube/run.sh
+# SCENARIOS: the scenarios to run, of s1 s2 s3 s4 s5 cu ref c (default:
+# all but s5 and cu: in the first whole run the DaemonSet controller stalled
+# s5's rollout after the kill, see docs/runtime-integration.md; s2 undoes
+# s1's rollout).
 # Bounded by its waits; the EXIT trap stops every process it started, unmounts
 # what the kubelet mounted, removes the netns and cgroups and restores the
 # sysctls the kubelet rewrites, also on failure.
@@ -33,6 +45,8 @@ NODE=nrk-node
 CGROUP_PARENT=/nrk-pods # lib.sh's clean-up removes it; the kubelet's cgroupRoot
 PODLOGS=$R/podlogs-k    # the kubelet's podLogsDir
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+SCENARIOS=${SCENARIOS:-s1 s2 s3 s4 ref c}
+want() { [[ " $SCENARIOS " == *" $1 "* ]]; }
 DIR=$REPO/test/realkube
 if [ "$(id -u)" != 0 ]; then
 	echo "e2e-kubernetes: SKIPPED: needs root (it runs a kubelet, containerd, runc and CNI); run it as root"
@@ -97,6 +111,7 @@ mkdir -p "$IMG/ann-root"
 ANN_IMAGE=localhost/nri-annotator
 oci_archive "$ANN_IMAGE:v1" "$IMG/ann-root" "$IMG/ann-v1.tar" '["/annotator"]'
 oci_archive "$ANN_IMAGE:v2" "$IMG/ann-root" "$IMG/ann-v2.tar" '["/annotator"]'
+build_ulimit_image >"$R/build-ulimit.log" 2>&1 || { tail -30 "$R/build-ulimit.log"; exit 1; }
 
 # The node IP sits on one end of a veth pair whose both ends stay in the
 # netns (this kernel has no dummy interfaces); nothing reaches the host's.
@@ -146,7 +161,7 @@ run_containerd() {
 	wait_for 30 test -S "$R/containerd.sock" -a -S /var/run/nri/nri.sock || { tail -30 "$R/containerd.log"; exit 1; }
 }
 run_containerd
-for t in pause busybox ann-v1 ann-v2; do
+for t in pause busybox ann-v1 ann-v2 ul-v1 ul-v2; do
 	ctr -a "$R/containerd.sock" -n k8s.io images import --platform linux/amd64 "$IMG/$t.tar" >/dev/null
 done
 
@@ -213,7 +228,7 @@ expect "v1: one pod Ready" bash -c "[ \"\$(nsenter --net=/run/netns/$NS -- kubec
 cat >"$R/manifests/load.yaml" <<Y
 apiVersion: v1
 kind: Pod
-metadata: {name: "@NAME@", namespace: default, labels: {app: load}}
+metadata: {name: "@NAME@", namespace: default, labels: {app: load}, annotations: {"ulimits.nri.containerd.io/container.bb": "- {type: nofile, hard: 4321, soft: 1234}"}}
 spec:
   terminationGracePeriodSeconds: 0
   automountServiceAccountToken: false
@@ -227,7 +242,7 @@ Y
 cat >"$R/manifests/stopper.yaml" <<Y
 apiVersion: v1
 kind: Pod
-metadata: {name: "@NAME@", namespace: default, labels: {app: load}}
+metadata: {name: "@NAME@", namespace: default, labels: {app: load}, annotations: {"ulimits.nri.containerd.io/container.bb": "- {type: nofile, hard: 4321, soft: 1234}"}}
 spec:
   terminationGracePeriodSeconds: ${STOP_GRACE:-10}
   automountServiceAccountToken: false
@@ -247,6 +262,7 @@ active_pid() {
 new_pod() { kcs get pods -l "pod-template-generation=$1" -o name 2>/dev/null | head -1 | grep .; }
 gen_of() { kcs get ds nri-annotator -o jsonpath='{.metadata.generation}'; }
 
+if want s1; then
 step "scenario 1: roll v1 -> v2 under load"
 record_start s1
 rollout_to v2
@@ -257,6 +273,9 @@ check_rollout s1 nokill
 expect "s1: the surge took ${S1_ROLLOUT}s, within minReadySeconds (10s) + ${SURGE_BOUND:-60}s" \
 	awk "BEGIN {exit !($S1_ROLLOUT <= 10 + ${SURGE_BOUND:-60})}"
 
+fi
+
+if want s2; then
 step "scenario 2: kubectl rollout undo under load"
 record_start s2
 mark "rollout undo"
@@ -265,6 +284,9 @@ expect "s2: kubectl rollout status completed after undo" rollout_wait
 record_stop
 check_rollout s2 nokill
 
+fi
+
+if want s3; then
 step "scenario 3: kill -9 the active instance mid-rollout; delete the new pod while it is a candidate"
 record_start s3
 g=$(($(gen_of) + 1))
@@ -285,6 +307,9 @@ expect "s3: kubectl rollout status completed after the deletion" rollout_wait
 record_stop
 check_rollout s3 kill
 
+fi
+
+if want s4; then
 step "scenario 4: roll out the kill switch NRI_PLUGIN_HANDOVER=off, then turn handover back on"
 record_start s4
 mark "set env NRI_PLUGIN_HANDOVER=off"
@@ -296,6 +321,80 @@ expect "s4: kubectl rollout status completed with handover back on" rollout_wait
 record_stop
 check_kill_switch s4
 
+fi
+
+# ---- s5: an unmodified upstream plugin (ulimit-adjuster), opted in ----------
+# The DaemonSet's pod template carries nri.containerd.io/handover: workload;
+# the plugin is upstream's sample on upstream's stub, unchanged. Forward
+# v1 -> v2 with the newer instance's process killed (-9) once it took over
+# (the older one is synchronized again, the kubelet restarts the newer, which
+# takes over again), then kubectl rollout undo. Every load container must
+# carry the plugin's RLIMIT_NOFILE exactly once (crictl inspect), none fail.
+if want s5; then
+step "scenario 5: upstream's ulimit-adjuster, unmodified, annotated: roll v1 -> v2 with kill -9 of the newer instance, then undo"
+SC=setup
+mkdir -p "$R/ev"
+ulimit_manifest yes >"$R/manifests/ul.yaml"
+kc apply -f "$R/manifests/ul.yaml" >/dev/null
+expect "s5: $UL_DS v1 rolled out (its binary links upstream NRI v0.12.5)" ul_rollout_wait 120
+record_start s5
+t5=$EPOCHREALTIME
+g=$(($(ul_gen) + 1))
+ul_rollout_to v2
+wait_for 60 ul_pod "$g" >/dev/null || true
+p=$(ul_pod "$g" || true)
+# the newer instance took over (containerd's log) before it is killed
+wait_for 30 ul_took_over || true
+pid=$(ul_pid "$p" || true)
+mark "kill -9 newer $p pid $pid"
+expect "s5: killed the newer instance's process ($p, pid ${pid:-none}) after it took over" bash -c "[ '${pid:-0}' -gt 1 ] && kill -KILL '$pid'"
+expect "s5: kubectl rollout status completed after the kill" ul_rollout_wait
+mark "rollout undo $UL_DS"
+kcs rollout undo "ds/$UL_DS" >/dev/null 2>&1
+expect "s5: kubectl rollout status completed after undo" ul_rollout_wait
+record_stop
+read -r n f m < <(load_counts s5)
+e=$(create_errors s5)
+expect "s5: $n pods created on the node during both rollouts, $f failed, $e CreateContainer calls failed (slowest Ready after ${m}s)" [ "$f" = 0 -a "$e" = 0 -a "$n" -ge 3 ]
+read -r c once none twice unrec < <(rlimit_counts s5)
+expect "s5: $c load containers, each with the plugin's RLIMIT_NOFILE exactly once in its runtime spec ($once; $none without, $twice twice, $unrec unrecorded)" [ "$once" = "$c" -a "$c" -ge 3 ]
+takes=$(log_count s5 "60-$UL_DS.* takes over from .*of its workload")
+again=$(log_count s5 "60-$UL_DS.* is synchronized again")
+idle=$(log_count s5 "60-$UL_DS.*(is not newer than|stays connected)")
+expect "s5: containerd's log: the newer pod took over $takes times (forward, after its restart, undo), the older one synchronized again after the kill $again times ($idle idle notices)" [ "$takes" -ge 2 -a "$again" -ge 1 ]
+expect "s5: one $UL_DS pod left" wait_for 60 bash -c "[ \$(nsenter --net=/run/netns/$NS -- kubectl --kubeconfig $R/admin.kubeconfig -n kube-system get pods -l app.kubernetes.io/name=$UL_DS -o name | wc -l) = 1 ]"
+echo "  s5: ran $(awk "BEGIN {printf \"%.0f\", $EPOCHREALTIME - $t5}")s"
+SC=setup
+kcs delete ds "$UL_DS" --timeout=60s >/dev/null || true
+fi
+
+# ---- cu: the same, without the annotation: upstream's behaviour ---------------
+if want cu; then
+step "control cu: the same ulimit-adjuster rollout without the annotation (both instances get every event)"
+SC=setup
+wait_for 60 bash -c "[ -z \"\$(nsenter --net=/run/netns/$NS -- kubectl --kubeconfig $R/admin.kubeconfig -n kube-system get pods -l app.kubernetes.io/name=$UL_DS -o name)\" ]" || true
+ulimit_manifest no >"$R/manifests/ul-plain.yaml"
+kc apply -f "$R/manifests/ul-plain.yaml" >/dev/null
+expect "cu: $UL_DS v1 rolled out without the annotation" ul_rollout_wait 120
+record_start cu
+t5=$EPOCHREALTIME
+ul_rollout_to v2
+ul_rollout_wait || true
+mark "rollout undo $UL_DS"
+kcs rollout undo "ds/$UL_DS" >/dev/null 2>&1
+ul_rollout_wait || true
+record_stop
+read -r n f m < <(load_counts cu)
+e=$(create_errors cu)
+read -r c once none twice unrec < <(rlimit_counts cu 2>/dev/null)
+expect "cu: without the annotation both instances get every event and creations fail while both are connected ($e CreateContainer calls failed; s5: 0)" [ "$e" -gt 0 ]
+echo "  cu: $n pods, $f not Ready within 60 s, slowest Ready after ${m}s (the kubelet retries); $c load containers, $once adjusted once, $none not, $twice twice, $unrec unrecorded; ran $(awk "BEGIN {printf \"%.0f\", $EPOCHREALTIME - $t5}")s"
+echo "  cu: what failed: $(grep -ohE 'plugins [^,]*both tried to set [^"]*' "$R/ev/cu.create-errors" | head -1 | tr -d '\\')"
+SC=setup
+kcs delete ds "$UL_DS" --timeout=60s >/dev/null || true
+fi
+
+if want ref; then
 # ---- the same surge for a DaemonSet that is no NRI plugin ---------------------
 # Kubernetes' own share of the dip after the deletion: a plain busybox
 # DaemonSet, same strategy and minReadySeconds, that exits on SIGTERM as
@@ -331,6 +430,9 @@ read -r lo s0 < <(available_between plain 0 9e99)
 echo "  reference: plain DaemonSet, numberAvailable lowest $lo, 0 for ${s0}s during its surge"
 kc delete ds plain --timeout=60s >/dev/null || true
 
+fi
+
+if want c; then
 # ---- control: stock containerd v2.4.2 (upstream NRI), what users see today ----
 step "control: the same rollout on stock containerd v2.4.2 (upstream NRI)"
 kcs delete ds nri-annotator --timeout=60s >/dev/null
@@ -354,8 +456,10 @@ read -r c one wrong dbl none win < <(stamp_counts c 2>/dev/null)
 expect "control: upstream NRI fails container creations during the surge ($e CreateContainer calls failed; ours: 0 in s1-s4)" [ "$e" -gt 0 ]
 echo "  control: $n pods, $f not Ready within 60 s, slowest Ready after ${m}s (the kubelet retries); $c containers created, $((one + wrong)) stamped once, $dbl twice, $((none + win)) none; rollout ${ROLLOUT_S}s"
 echo "  control: what failed: $(grep -ohE 'plugins [^,]*both tried to set [^"]*' "$R/ev/c.create-errors" | head -1 | tr -d '\\')"
+fi
+
 # The picture of the run: docs/kubernetes-rollout.svg is one, copied from here.
-(cd "$REPO" && go run ./test/realkube/timeline -ev "$R/ev" -containerd-log "$R/containerd.log" -scenarios s1,s2,s3,c \
+want s1 && want s2 && want s3 && want c && (cd "$REPO" && go run ./test/realkube/timeline -ev "$R/ev" -containerd-log "$R/containerd.log" -scenarios s1,s2,s3,c \
 	-titles 's1=Rollout v1 → v2 under load (containerd on this module),s2=kubectl rollout undo,s3=kill -9 of the active instance; then the new pod deleted while a candidate,c=Control: the same rollout on stock containerd v2.4.2 (upstream NRI)' \
 	-o "$R/kubernetes-rollout.svg") && echo "  timeline: $R/kubernetes-rollout.svg"
 summary

@@ -352,3 +352,110 @@ check_kill_switch() {
 }
 # one_pod_ready: the plugin has one pod, and it is Ready.
 one_pod_ready() { [ "$(plugin_pods | awk '{print $3}' | paste -sd' ')" = true ]; }
+
+# ---- s5: an unmodified third-party plugin, opted in by its DaemonSet ---------
+# upstream's ulimit-adjuster (containerd-nri-plugins/plugins/ulimit-adjuster,
+# on upstream's stub v0.12.5, unmodified): it sets RLIMIT_NOFILE on every
+# load container (the load pods' annotation), an adjustment two live
+# instances conflict on (containerd's result claims each rlimit for one
+# plugin: "plugins ... both tried to set rlimit").
+UL_DS=ulimit-adjuster
+UL_IMAGE=localhost/ulimit-adjuster
+UL_SRC=${UL_SRC:-/work/shared/third_party/containerd-nri-plugins/plugins/ulimit-adjuster}
+# build_ulimit_image: the plugin built as test/thirdparty builds upstream's
+# samples (its go.mod copied aside, its replace of NRI dropped for upstream
+# v0.12.5, GOWORK=off), then images v1 and v2 of it the way the annotator's
+# are built (OCI archives, imported into containerd).
+build_ulimit_image() {
+	local m=$IMG/ul-mod
+	mkdir -p "$m" "$IMG/ul-root"
+	[ -d "$UL_SRC" ] || { echo "e2e-kubernetes: $UL_SRC missing (the third-party sample plugins)"; return 1; }
+	cp "$UL_SRC/go.mod" "$m/ul.mod"
+	cp "$UL_SRC/go.sum" "$m/ul.sum"
+	(cd "$UL_SRC" && GOWORK=off go mod edit -dropreplace=github.com/containerd/nri -require=github.com/containerd/nri@v0.12.5 "$m/ul.mod" &&
+		CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod go build -modfile="$m/ul.mod" -trimpath -ldflags=-s -o "$IMG/ul-root/ulimit-adjuster" .)
+	go version -m "$IMG/ul-root/ulimit-adjuster" | grep -qE 'dep[[:space:]]+github.com/containerd/nri[[:space:]]+v0.12.5' ||
+		{ echo "e2e-kubernetes: ulimit-adjuster does not link upstream NRI v0.12.5"; return 1; }
+	oci_archive "$UL_IMAGE:v1" "$IMG/ul-root" "$IMG/ul-v1.tar" '["/ulimit-adjuster"]'
+	oci_archive "$UL_IMAGE:v2" "$IMG/ul-root" "$IMG/ul-v2.tar" '["/ulimit-adjuster"]'
+}
+# ulimit_manifest ANNOTATE: the DaemonSet (maxSurge 1, maxUnavailable 0),
+# with the handover annotation on its pod template if ANNOTATE is yes.
+# minReadySeconds UL_MIN_READY (30): the plugin has no readiness of its
+# own (Ready as soon as it runs), so the controller deletes the old pod
+# minReadySeconds after the new one started, whether the runtime switched
+# to it or not; a kill -9 of the newer instance at that moment leaves the
+# node without any instance until the restarted one connects (upstream's
+# join: containers created then go unadjusted). 30 s covers the takeover's
+# wait for a quiet instant (up to the stopper's 10 s graceful stops).
+ulimit_manifest() {
+	local ann=""
+	[ "$1" != yes ] || ann=", annotations: {nri.containerd.io/handover: workload}"
+	cat <<Y
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: $UL_DS, namespace: kube-system, labels: {app.kubernetes.io/name: $UL_DS}}
+spec:
+  selector: {matchLabels: {app.kubernetes.io/name: $UL_DS}}
+  minReadySeconds: ${UL_MIN_READY:-30}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
+  template:
+    metadata: {labels: {app.kubernetes.io/name: $UL_DS}$ann}
+    spec:
+      automountServiceAccountToken: false
+      priorityClassName: system-node-critical
+      tolerations: [{operator: Exists}]
+      terminationGracePeriodSeconds: 15
+      containers:
+      - name: $UL_DS
+        image: $UL_IMAGE:v1
+        args: [-idx, "60", -name, $UL_DS, -socket, /var/run/nri/nri.sock]
+        securityContext: {runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+        volumeMounts: [{name: nri, mountPath: /var/run/nri}]
+      volumes: [{name: nri, hostPath: {path: /var/run/nri}}]
+Y
+}
+ul_rollout_to() {
+	mark "patch $UL_DS $1"
+	kcs patch ds "$UL_DS" --type=json -p "[{\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/image\", \"value\": \"$UL_IMAGE:$1\"}]" >/dev/null
+}
+ul_rollout_wait() {
+	local t0=$EPOCHREALTIME rc=0
+	kcs rollout status "ds/$UL_DS" --timeout="${1:-300}s" >/dev/null || rc=$?
+	ROLLOUT_S=$(awk "BEGIN {printf \"%.1f\", $EPOCHREALTIME - $t0}")
+	mark "$UL_DS rollout done rc=$rc ${ROLLOUT_S}s"
+	return $rc
+}
+# ul_pod GEN: the plugin's pod of template generation GEN, once it exists.
+ul_pod() { kcs get pods -l "app.kubernetes.io/name=$UL_DS,pod-template-generation=$1" -o jsonpath='{.items[0].metadata.name}' 2>/dev/null | grep .; }
+ul_gen() { kcs get ds "$UL_DS" -o jsonpath='{.metadata.generation}'; }
+# ul_pid POD: the host pid of POD's running plugin container.
+ul_pid() {
+	local id
+	id=$(cri ps -q --state running --label "io.kubernetes.pod.name=$1" --label "io.kubernetes.container.name=$UL_DS" | head -1)
+	[ -n "$id" ] && cri inspect -o go-template --template '{{.info.pid}}' "$id"
+}
+# ul_pods_left: the plugin's pod names, space separated.
+ul_pods_left() { kcs get pods -l "app.kubernetes.io/name=$UL_DS" -o jsonpath='{.items[*].metadata.name}'; }
+# rlimit_counts SC: "containers once none twice unrecorded" over SC's load
+# pods, from the runtime's view (crictl inspect's OCI spec): once = exactly
+# one RLIMIT_NOFILE entry, with the plugin's values (hard 4321, soft 1234).
+rlimit_counts() {
+	local id k n c=0 once=0 none=0 twice=0 unrec=0
+	while read -r _ _ _ id _; do
+		c=$((c + 1))
+		if [ "$id" = none ] || [ ! -s "$R/ev/inspect/$id.json" ]; then unrec=$((unrec + 1)); continue; fi
+		k=$(jq '[.info.runtimeSpec.process.rlimits[]? | select(.type == "RLIMIT_NOFILE" and .hard == 4321 and .soft == 1234)] | length' "$R/ev/inspect/$id.json")
+		n=$(jq '[.info.runtimeSpec.process.rlimits[]? | select(.type == "RLIMIT_NOFILE")] | length' "$R/ev/inspect/$id.json")
+		if [ "$k" = 1 ] && [ "$n" = 1 ]; then once=$((once + 1))
+		elif [ "$k" = 0 ]; then none=$((none + 1)); echo "  $id: not adjusted" >&2
+		else twice=$((twice + 1)); echo "  $id: $k adjusted entries of $n RLIMIT_NOFILE" >&2
+		fi
+	done <"$R/ev/$1.load"
+	echo "$c $once $none $twice $unrec"
+}
+# ul_took_over: containerd logged, since s5 started, that an instance of the
+# plugin took over from another of its workload.
+ul_took_over() {
+	sed -n "$(head -1 "$R/ev/s5.lines"),\$p" "$R/containerd.log" | grep -qE "60-$UL_DS.* takes over from .*of its workload"
+}
