@@ -67,12 +67,16 @@ const (
 // eventually fails t unless cond holds within wait.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	poll := time.NewTicker(tick)
+	defer poll.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline.C:
 			t.Fatalf("timed out waiting until %s", what)
+		case <-poll.C:
 		}
-		time.Sleep(tick)
 	}
 }
 
@@ -382,9 +386,11 @@ func (p *plug) unsolicited(t *testing.T) string {
 				t.Fatal(err)
 			}
 		}
+		poll := time.NewTicker(tick)
 		for i := 0; i < 25 && p.count(record.Unsolicited) == before; i++ {
-			time.Sleep(tick)
+			<-poll.C
 		}
+		poll.Stop()
 	}
 	var last string
 	for _, l := range p.lines() {
