@@ -156,3 +156,17 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// The kill switch rolled out: containerd names the successor and says it
+// does not use handover; the switch is a takeover like any other.
+func TestTakeoverWithoutHandover(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "containerd.log")
+	write(t, log, `time="2026-12-07T02:19:19.989108780Z" level=info msg="plugin 50-annotator version v1 instance uid-a generation 5 superseded by 50-annotator version v1 instance uid-b generation 6, which does not use handover: its successors join beside it as upstream's plugins do"`+"\n")
+	tks, err := readTakeovers(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tks) != 1 || tks[0].from != "uid-a" || tks[0].instance != "uid-b" || tks[0].gen != "6" {
+		t.Fatalf("takeovers %+v, want one from uid-a to uid-b generation 6", tks)
+	}
+}

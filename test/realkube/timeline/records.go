@@ -214,7 +214,9 @@ const describe = `(\S+)(?: version (\S+))?(?: instance (\S+))?(?: generation (\d
 
 var (
 	timeRE     = regexp.MustCompile(`^time="([^"]+)"`)
-	takeoverRE = regexp.MustCompile(`^plugin ` + describe + ` superseded by ` + describe + `$`)
+	// (a successor without handover, the kill switch rolled out, is
+	// named with what that means)
+	takeoverRE = regexp.MustCompile(`^plugin ` + describe + ` superseded by ` + describe + `(?:, which does not use handover: .*)?$`)
 	// After kill -9 of the active instance, the one standing by is active again.
 	reactivatedRE = regexp.MustCompile(`^plugin ` + describe + ` reactivated after ` + describe + ` left$`)
 	// Without a predecessor (it was killed) an instance is active once it
