@@ -15,6 +15,11 @@ BUF_MODFILE := hack/tools/buf.mod
 BUF         := $(BIN)/buf
 RPCCHECK    := $(BIN)/rpccheck
 
+# protoc-gen-go-vtproto v0.4.0 (upstream's vtprotobuf generator) has its own
+# module file too: go.mod's graph holds a newer vtprotobuf, whose output
+# would import its runtime (hack/tools/vtproto.mod says more).
+VTPROTO_MODFILE := hack/tools/vtproto.mod
+
 # The race detector roughly doubles the test time on CI's two cores; the
 # suite stays far below CI's budget with it, and the adaptation and the
 # handover are concurrent code, so it is on by default. RACE= turns it off.
@@ -34,10 +39,12 @@ tools:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
 	$(GO) build -o $(BIN)/protoc-gen-go-ttrpc github.com/containerd/ttrpc/cmd/protoc-gen-go-ttrpc
+	$(GO) build -modfile=$(VTPROTO_MODFILE) -o $(BIN)/protoc-gen-go-vtproto github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto
 
 # generate rewrites api/*.pb.go from proto/ with pinned tools only: buf
 # (hack/tools/buf.mod) compiles the proto and runs protoc-gen-go and
-# protoc-gen-go-ttrpc (go.mod's tools) as proto/buf.gen.yaml says. No system
+# protoc-gen-go-ttrpc (go.mod's tools) and protoc-gen-go-vtproto
+# (hack/tools/vtproto.mod) as proto/buf.gen.yaml says. No system
 # protoc, so the output is the same on every machine.
 generate: tools $(BUF)
 	$(BUF) generate proto --template proto/buf.gen.yaml

@@ -29,6 +29,7 @@ cases=(
 	"changed proto|sed -i 's/^message Empty {/message Empty {\n  string stale = 1;/' proto/api.proto|api/api.pb.go"
 	"hand-edited generated file|sed -i 's/^package api$/package api \/\/ edited/' api/api_ttrpc.pb.go|api/api_ttrpc.pb.go"
 	"missing generated file|rm api/api_ttrpc.pb.go|api/api_ttrpc.pb.go is missing"
+	"hand-edited vtprotobuf file|sed -i 's/^func (m \*Empty) MarshalVT() /func (m *Empty) marshalVT() /' api/api_vtproto.pb.go|api/api_vtproto.pb.go"
 	"left-over generated file|cp api/api.pb.go api/old.pb.go|api/old.pb.go is not generated"
 )
 
