@@ -36,6 +36,7 @@ cases=(
 	"a field of a stand-in's own type renamed|sed -i 's/SandboxID/SandboxIdent/g' types/v1/types.go client.go|types/v1: Request.SandboxID: missing"
 	"a constant turned into a variable|sed -i 's/^const UnknownVersion = /var UnknownVersion = /' pkg/version/zz_generated_forward.go|pkg/version: const UnknownVersion: is a var"
 	"a whole package removed|rm -r skel|package skel: missing"
+	"a message without its vtprotobuf methods|sed -i 's/^type Empty = ours.Empty$/type Empty ours.Empty/' pkg/api/zz_generated_forward.go|pkg/api: Empty.MarshalVT: missing"
 )
 
 failures=0

@@ -43,13 +43,8 @@ const upstreamModule = "github.com/containerd/nri"
 const wasmHost = "WASM plugin host (wazero): only upstream's adaptation loads WASM plugins, " +
 	"ours does not, and providing it would add wazero to every runtime's dependencies"
 
-// vtproto is the reason for leaving out vtprotobuf's generated methods.
-const vtproto = "vtprotobuf fast-path codec method: our messages are marshalled by " +
-	"google.golang.org/protobuf (ttrpc uses that too); a runtime calling it directly does not build"
-
 // exceptions maps "pkg.Identifier" (or "pkg.Type.Member") to why the
-// stand-in leaves it out. A "*" package or type stands for any, a "*suffix"
-// member for every member with that suffix.
+// stand-in leaves it out.
 var exceptions = map[string]string{
 	"pkg/api.DefaultWazeroRuntime": wasmHost,
 	"pkg/api.NewPluginPlugin":      wasmHost,
@@ -58,8 +53,6 @@ var exceptions = map[string]string{
 	"pkg/api.WazeroModuleConfig":   wasmHost,
 	"pkg/api.WazeroNewRuntime":     wasmHost,
 	"pkg/api.WazeroRuntime":        wasmHost,
-	// pkg/api's messages, and their aliases in pkg/adaptation and pkg/stub.
-	"*.*.*VT": vtproto,
 }
 
 func main() {
@@ -319,34 +312,21 @@ func members(t types.Type) []string {
 }
 
 // excepted tells whether exceptions lists pkg.name (member "") or
-// pkg.name.member, literally or by a "*" type and "*suffix" member.
+// pkg.name.member, and counts what it skips.
 func excepted(rel, name, member string) bool {
-	if exceptedExactly(rel, name, member) {
-		skipped++
-		return true
+	key := rel + "." + name
+	if member != "" {
+		key += "." + member
 	}
-	return false
+	if _, ok := exceptions[key]; !ok {
+		return false
+	}
+	skipped++
+	return true
 }
 
 // skipped counts the identifiers and members left out as documented.
 var skipped int
-
-func exceptedExactly(rel, name, member string) bool {
-	if member == "" {
-		_, ok := exceptions[rel+"."+name]
-		return ok
-	}
-	for k := range exceptions {
-		parts := strings.SplitN(k, ".", 3)
-		if len(parts) != 3 || (parts[0] != "*" && parts[0] != rel) || (parts[1] != "*" && parts[1] != name) {
-			continue
-		}
-		if parts[2] == member || (strings.HasPrefix(parts[2], "*") && strings.HasSuffix(member, parts[2][1:])) {
-			return true
-		}
-	}
-	return false
-}
 
 // kind is the keyword that declares o.
 func kind(o types.Object) string {

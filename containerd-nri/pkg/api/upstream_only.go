@@ -1,10 +1,6 @@
 package api
 
-import (
-	"errors"
-
-	ours "github.com/nri-handover/nri/api"
-)
+import ours "github.com/nri-handover/nri/api"
 
 // Identifiers of upstream's pkg/api that come from its code generators
 // rather than from the protocol, so our api package has no counterpart:
@@ -29,15 +25,6 @@ type HostFunctions interface {
 // PluginPluginAPIVersion is the version of upstream's WASM plugin ABI, which
 // a caller may log or compare; nothing here implements that ABI.
 const PluginPluginAPIVersion = 1
-
-// The errors of upstream's vtprotobuf decoder, for callers that compare
-// against them. Our messages decode through google.golang.org/protobuf,
-// which never returns these.
-var (
-	ErrInvalidLength        = errors.New("proto: negative length found during unmarshaling")
-	ErrIntOverflow          = errors.New("proto: integer overflow")
-	ErrUnexpectedEndOfGroup = errors.New("proto: unexpected end of group")
-)
 
 // File_pkg_api_api_proto is the descriptor of the NRI protocol's proto file:
 // ours, registered by our api package under the same proto package

@@ -28,7 +28,24 @@ func TestProtoDescriptor(t *testing.T) {
 	}
 }
 
-func TestVTProtoErrorsAreDistinct(t *testing.T) {
+// TestVTProtoThroughTheStandIn: code written for upstream calls the
+// vtprotobuf methods on the aliases and compares their errors with the
+// stand-in's error values, which must be the ones our decoder returns.
+func TestVTProtoThroughTheStandIn(t *testing.T) {
+	in := &api.RegisterPluginRequest{PluginName: "p", PluginIdx: "10"}
+	data, err := in.MarshalVT()
+	if err != nil {
+		t.Fatalf("MarshalVT: %v", err)
+	}
+	var out api.RegisterPluginRequest
+	if err := out.UnmarshalVT(data); err != nil || out.PluginName != "p" || out.PluginIdx != "10" {
+		t.Fatalf("UnmarshalVT: %v, %v", &out, err)
+	}
+	// Unknown field 1 of Empty, length-delimited, of length 2^63.
+	negative := []byte{0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}
+	if err := (&api.Empty{}).UnmarshalVT(negative); !errors.Is(err, api.ErrInvalidLength) {
+		t.Fatalf("UnmarshalVT of a negative length: %v, want api.ErrInvalidLength", err)
+	}
 	errs := []error{api.ErrInvalidLength, api.ErrIntOverflow, api.ErrUnexpectedEndOfGroup}
 	for i, a := range errs {
 		for j, b := range errs {

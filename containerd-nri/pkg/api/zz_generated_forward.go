@@ -89,6 +89,12 @@ func DupStringSlice(p0 []string) []string {
 
 type Empty = ours.Empty
 
+var ErrIntOverflow = ours.ErrIntOverflow
+
+var ErrInvalidLength = ours.ErrInvalidLength
+
+var ErrUnexpectedEndOfGroup = ours.ErrUnexpectedEndOfGroup
+
 type Event = ours.Event
 
 type EventMask = ours.EventMask
