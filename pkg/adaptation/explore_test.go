@@ -3,33 +3,37 @@ package adaptation
 // Issue 30, "check it exhaustively": a systematic exploration of the real
 // code's interleavings for small configurations.
 //
-// The system (registrations, joins, switches, reactivations) runs on its
-// own goroutines and crosses the schedule's points (schedule.go, the fake
+// The system (registrations, joins, switches, reactivations) runs on its own
+// goroutines and crosses the schedule's points (schedule.go, the fake
 // plugins' Synchronize and RoleChange handlers). The environment's steps (a
 // gated operation, an exit bypassing the gate, a crash, a third instance
 // registering) are injected at chosen points: when the system reaches the
-// point it is parked, the step runs until it is done or waits (for the
-// hold, the gate or the runtime's mutex, each probed), then the point is
-// released. A schedule is the list of (step, point) choices; steps left out
-// run once the system has settled. Points are named by what crosses them
-// and the how-manyeth time (switch@b#1), so that a schedule replays by its
-// id: NRI_EXPLORE_ID=<id> (printed on failure). The exploration is a
-// breadth-first search over the points each run reached: every schedule
-// with one forced order, then two, ... up to a depth and a budget.
+// point it is parked, the step runs until it is done or waits (for the hold,
+// the gate or the runtime's mutex, each probed), then the point is released.
+// A schedule is the list of (step, point) choices; steps left out run once
+// the system has settled: after the chosen ones, or, one at a time, while
+// the system settles short of a chosen point, which the schedule extended
+// may have reached after them (a third instance's round). Points are named
+// by what crosses them and the how-manyeth time (switch@b#1), so that a
+// schedule replays by its id: NRI_EXPLORE_ID=<id> (printed on failure). The
+// exploration is a breadth-first search over the points each run reached:
+// every schedule with one forced order, then two, ... up to a depth and a
+// budget.
 //
 // After each schedule it checks: every dispatched event relayed to at most
 // one instance of the name; if some instance is alive (not crashed),
 // synchronized and not disconnected by the runtime, exactly one instance is
-// active, it is alive and it knows every event (relayed to it, or in a
-// round it was sent): so an event may reach nobody only while no instance
-// is alive and synchronized (the only active one crashed with no standby
-// and no candidate joining from the ledger), and whoever serves next learns
-// it from its rounds; at most one instance active at every point, and at
-// most one live instance told ACTIVE; no event to an opted-in instance not
-// told ACTIVE; SyncFn only under the gate with no operation in flight; no
-// plugin round trip inside a hold while the adaptation's lock is held; and
-// the schedule ends within its deadline (a wait that only a timeout would
-// end is a hang, reported with the schedule).
+// active, it is alive and it knows every event (relayed to it, or in a round
+// it was sent): so an event may reach nobody only while no instance is alive
+// and synchronized (the only active one crashed with no standby and no
+// candidate joining from the ledger), and whoever serves next learns it from
+// its rounds; at most one instance active at every point, and at most one
+// live instance told ACTIVE; no instance that did not crash disconnected as
+// failed (only as superseded, or refused at registration); no event to an
+// opted-in instance not told ACTIVE; SyncFn only under the gate with no
+// operation in flight; no plugin round trip inside a hold while the
+// adaptation's lock is held; and the schedule ends within its deadline (a
+// wait that only a timeout would end is a hang, reported with the schedule).
 
 import (
 	"context"
@@ -647,21 +651,55 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 	released := 0
 	var dones []chan struct{}
 	ran := map[string]bool{}
+	// leftOut is the next step the schedule leaves out that has not run.
+	leftOut := func() (int, string) {
+		for j, name := range cfg.steps() {
+			if !ran[name] && !slices.ContainsFunc(sched, func(c choice) bool { return c.step == name }) {
+				return len(sched) + j, name
+			}
+		}
+		return -1, ""
+	}
 	for i, ch := range sched {
 		if ch.label != "now" {
-			select {
-			case <-e.parked[i]:
-			case <-e.quietC():
-				// Settled without reaching it: a schedule the code did not
-				// take this time; the step runs now.
+		waiting:
+			for {
+				select {
+				case <-e.parked[i]:
+					break waiting
+				case <-e.quietC():
+				case <-deadline.C:
+					hung = true
+					fail("hang: waiting for %s", ch.label)
+					break waiting
+				}
+				// Settled without reaching it. The schedule this one
+				// extends may have reached the point after a step this one
+				// leaves out (a third instance's round, say): the next such
+				// step runs, until the point is reached.
+				if j, name := leftOut(); name != "" {
+					done, _ := doStep(j, name)
+					dones = append(dones, done)
+					ran[name] = true
+					select {
+					case <-done:
+					case <-e.parked[i]:
+						break waiting
+					case <-deadline.C:
+						hung = true
+						fail("hang: step %s", name)
+						break waiting
+					}
+					continue
+				}
+				// None left: a schedule the code did not take this time;
+				// the step runs now.
 				e.mu.Lock()
 				if e.next == i {
 					e.next++
 				}
 				e.mu.Unlock()
-			case <-deadline.C:
-				hung = true
-				fail("hang: waiting for %s", ch.label)
+				break waiting
 			}
 			if hung {
 				break
@@ -782,6 +820,30 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 	if n > 1 {
 		fail("%d live instances told ACTIVE last", n)
 	}
+	// Only a crash fails an instance here: one that did not crash is
+	// disconnected only as superseded or refused at registration. One shut
+	// down as failed (a standby whose reactivation was refused, say) is an
+	// instance lost that could have served.
+	for _, f := range fakes {
+		f.mu.Lock()
+		crashed := f.crashed
+		f.mu.Unlock()
+		for !crashed {
+			var req *api.ShutdownRequest
+			select {
+			case req = <-f.shutdowns:
+			default:
+			}
+			if req == nil {
+				break
+			}
+			switch req.GetReason() {
+			case api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED:
+			default:
+				fail("%s, which did not crash, was disconnected as failed: %s: %s", f.who, req.GetReason(), req.GetMessage())
+			}
+		}
+	}
 	return res
 }
 
@@ -832,19 +894,23 @@ func quietLogger() Logger {
 
 // exploreConfigs are the configurations explored: every predecessor kind and
 // successor kind, standby on and off, a third instance or not, each crash,
-// and the ACTIVE handler's callback.
+// and the ACTIVE handler's callback. The richest environments come first (a
+// standby, a third instance, a crash): a search that stops at its first
+// finding (explore_bugs_test.go) reaches the states that need them, which
+// a simpler configuration cannot, before it has spent its budget on every
+// simpler one.
 func exploreConfigs() []exploreConfig {
 	var cs []exploreConfig
-	for _, pred := range []string{"legacy", "opted", "delta"} {
-		for _, succDelta := range []bool{true, false} {
-			for _, grace := range []bool{false, true} {
-				for _, third := range []bool{false, true} {
-					crashes := []string{"", "a", "b"}
-					if third {
-						crashes = append(crashes, "c")
-					}
-					for _, crash := range crashes {
-						for _, cb := range []bool{false, true} {
+	for _, grace := range []bool{true, false} {
+		for _, third := range []bool{true, false} {
+			crashes := []string{"a", "b"}
+			if third {
+				crashes = append(crashes, "c")
+			}
+			for _, crash := range append(crashes, "") {
+				for _, cb := range []bool{false, true} {
+					for _, pred := range []string{"legacy", "opted", "delta"} {
+						for _, succDelta := range []bool{true, false} {
 							cs = append(cs, exploreConfig{pred: pred, succDelta: succDelta, grace: grace, third: third, crash: crash, callback: cb})
 						}
 					}
@@ -857,8 +923,9 @@ func exploreConfigs() []exploreConfig {
 
 // explore runs the schedules of cfg breadth-first, up to depth forced orders
 // and budget schedules, and returns how many it ran and the first failing
-// one's id.
-func explore(t *testing.T, cfg exploreConfig, depth, budget int) (int, string, []string) {
+// one's id. A failure counts only if finding, when set, says so of its
+// schedule; one it rejects is extended as a passing one is.
+func explore(t *testing.T, cfg exploreConfig, depth, budget int, finding func(exploreConfig, []choice) bool) (int, string, []string) {
 	queue := [][]choice{nil}
 	seen := map[string]bool{}
 	n := 0
@@ -872,7 +939,7 @@ func explore(t *testing.T, cfg exploreConfig, depth, budget int) (int, string, [
 		seen[id] = true
 		res := runSchedule(t, cfg, sched)
 		n++
-		if len(res.failures) > 0 {
+		if len(res.failures) > 0 && (finding == nil || finding(cfg, sched)) {
 			return n, id, append(res.failures, "trace: "+strings.Join(res.trace, " "))
 		}
 		if len(sched) >= depth || len(sched) >= len(cfg.steps()) {
@@ -932,7 +999,7 @@ func TestExplore(t *testing.T) {
 		if filter != "" && !strings.Contains(cfg.String(), filter) {
 			continue
 		}
-		n, failed, failures := explore(t, cfg, depth, budget)
+		n, failed, failures := explore(t, cfg, depth, budget, nil)
 		total += n
 		if failed != "" {
 			t.Errorf("schedule %s failed (replay: NRI_EXPLORE_ID='%s'):\n%s", failed, failed, strings.Join(failures, "\n"))
