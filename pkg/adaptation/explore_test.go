@@ -975,6 +975,15 @@ func envInt(name string, def int) int {
 	return def
 }
 
+// pinnedSchedules are schedules a deeper exploration found failing, each
+// replayed in every run of TestExplore.
+var pinnedSchedules = []string{
+	// b (without delta rounds) took over from a, which stood by; c took
+	// over from b: the switch left a standing by outside its slot, so when
+	// c was lost nobody served (swap now retires the earlier standby).
+	"pred=delta,succ=full,grace,third,crash=c|crash@switch@b#2",
+}
+
 // TestExplore explores the schedules of every configuration: in make test a
 // few per configuration (NRI_EXPLORE_DEPTH, NRI_EXPLORE_BUDGET raise it,
 // make soak does), or replays one schedule by its id (NRI_EXPLORE_ID).
@@ -990,6 +999,15 @@ func TestExplore(t *testing.T) {
 			t.Error(f)
 		}
 		return
+	}
+	for _, id := range pinnedSchedules {
+		cfg, sched, err := parseScheduleID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := runSchedule(t, cfg, sched); len(res.failures) > 0 {
+			t.Errorf("pinned schedule %s failed:\n%s", id, strings.Join(res.failures, "\n"))
+		}
 	}
 	depth, budget := envInt("NRI_EXPLORE_DEPTH", 1), envInt("NRI_EXPLORE_BUDGET", 4)
 	filter := os.Getenv("NRI_EXPLORE_CONFIG")

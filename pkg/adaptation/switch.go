@@ -57,6 +57,9 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 			g.logTurnedOff(ctx, sw)
 		}
 		r.Unlock()
+		if sw != nil {
+			sw.dropStandby()
+		}
 		if err == nil {
 			g.turnedOff(sw)
 		}
@@ -78,6 +81,7 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	if err != nil {
 		return nil, err
 	}
+	sw.dropStandby()
 	updates, err := g.lastRound(ctx, sw, cur, named)
 	if err == nil {
 		err = g.tell(ctx, p, sw.from)
@@ -119,6 +123,16 @@ type switchover struct {
 	// over: handover was turned off for a rollout of their workload
 	// (admission.go, turnsOff).
 	optedIn []*plugin
+	// dropped is the standby for from, retired by the switch that
+	// replaces from.
+	dropped *plugin
+}
+
+// dropStandby disconnects the standby a switch retired, if any.
+func (sw *switchover) dropStandby() {
+	if q := sw.dropped; q != nil {
+		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "the instance it stood by for was superseded", sw.to)
+	}
 }
 
 // turnedOff tells the opted-in instances a switch to a plugin that did not
@@ -159,6 +173,12 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 		sw.legacy, sw.optedIn = nil, legacy
 	}
 	if old := sw.from; old != nil {
+		// A standby stands by for the active instance it was replaced
+		// by: once that one is replaced in turn, its reason is gone.
+		if prev := s.standby; prev != nil && prev != p {
+			g.move(prev, s, stateGone)
+			sw.dropped = prev
+		}
 		s.retire(old.instance)
 		g.move(old, s, stateStandby)
 		s.resume = g.r.ledger.openCursor()
