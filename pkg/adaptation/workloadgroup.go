@@ -238,20 +238,10 @@ func (g *registry) groupLost(s *slot) {
 	g.groupNext(s)
 }
 
-// groupNext makes the newest idle member of s that is configured the
-// candidate and starts its join, a full Synchronize under the gate. Among
-// members of one generation (a pod deleted and recreated by its controller)
-// the last registered is taken. g.mu is held.
+// groupNext makes the newest idle member of s the candidate and starts its
+// join, a full Synchronize under the gate. g.mu is held.
 func (g *registry) groupNext(s *slot) {
-	var best *plugin
-	for _, q := range s.idle {
-		if !q.admitted || q.isClosed() {
-			continue
-		}
-		if best == nil || g.newer(q, best) || !g.newer(best, q) && q.seq > best.seq {
-			best = q
-		}
-	}
+	best := g.newestIdle(s)
 	if best == nil {
 		return
 	}
@@ -266,6 +256,22 @@ func (g *registry) groupNext(s *slot) {
 		defer g.r.wg.Done()
 		_ = g.groupJoinLoop(g.r.ctx, best)
 	}()
+}
+
+// newestIdle is the idle member of s that is configured and connected with
+// the highest generation; among members of one generation (a pod deleted
+// and recreated by its controller) the last registered. g.mu is held.
+func (g *registry) newestIdle(s *slot) *plugin {
+	var best *plugin
+	for _, q := range s.idle {
+		if !q.admitted || q.isClosed() {
+			continue
+		}
+		if best == nil || g.newer(q, best) || !g.newer(best, q) && q.seq > best.seq {
+			best = q
+		}
+	}
+	return best
 }
 
 // groupMayUpdate decides whether member p may send unsolicited updates: the
