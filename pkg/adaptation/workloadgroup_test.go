@@ -32,6 +32,7 @@ func (g *registry) groupSwitch(p *plugin) error { return g.switchGroupHeld(p, &h
 func (g *registry) activeMember(t *testing.T, p *plugin) *plugin {
 	t.Helper()
 	place(t, g, p)
+	p.admitted = true // configured: its join ran
 	if err := g.groupSwitch(p); err != nil {
 		t.Fatalf("switch to %s: %v", p.describe(), err)
 	}
@@ -213,6 +214,45 @@ func TestGroupNewerDisplacesPendingCandidate(t *testing.T) {
 	}
 	wantState(t, a, stateIdle)
 	wantDispatch(t, g, c)
+}
+
+// A candidate displaced by a newer one that goes before its switch (it
+// died in its Synchronize) is the candidate again and takes over from the
+// older one serving, as it would have without the newer one: the newest
+// connected instance serves. An idle instance older than the one serving
+// never joins.
+func TestGroupDisplacedCandidateJoinsWhenTheNewerGoes(t *testing.T) {
+	g := workloadRegistry()
+	a := g.activeMember(t, g.member("p-a", 1, true))
+	old := g.member("p-old", 0, true)
+	place(t, g, old)
+	b := g.member("p-b", 2, true)
+	place(t, g, b)
+	for _, p := range []*plugin{old, b} {
+		p.admitted = true
+	}
+	b.joining = true // in its Synchronize: its join loop goes on
+	c := g.member("p-c", 3, true)
+	place(t, g, c)
+	wantState(t, b, stateIdle)
+
+	g.remove(c)
+	wantState(t, b, stateCandidate)
+	wantState(t, old, stateIdle)
+	wantDispatch(t, g, a)
+	if err := g.groupSwitch(b); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, a, stateIdle)
+	wantDispatch(t, g, b)
+
+	// The one serving goes: the newest idle one is the candidate, never an
+	// older one while a newer serves.
+	b.joining = false
+	a.joining = true // its join loop, started by the loss, is not run here
+	g.remove(b)
+	wantState(t, a, stateCandidate)
+	wantState(t, old, stateIdle)
 }
 
 // Which connections are members: only a process in a pod annotated with
