@@ -253,8 +253,8 @@ func (g *registry) groupNext(s *slot) {
 	}
 	g.move(best, s, stateCandidate)
 	g.r.log.Infof(g.r.ctx, "plugin %s is synchronized again: no newer instance of its workload is active or joining", g.who(best))
-	if best.joining {
-		return // its join loop takes it from here
+	if best.joining || !best.admitted {
+		return // its join loop, or its joinGroup once configured, takes it from here
 	}
 	best.joining = true
 	g.r.wg.Add(1)
@@ -264,13 +264,15 @@ func (g *registry) groupNext(s *slot) {
 	}()
 }
 
-// newestIdle is the idle member of s that is configured and connected with
-// the highest generation; among members of one generation (a pod deleted
-// and recreated by its controller) the last registered. g.mu is held.
+// newestIdle is the connected idle member of s with the highest
+// generation; among members of one generation (a pod deleted and recreated
+// by its controller) the last registered. One not configured yet is taken
+// too (it joins once configured): an older one synchronized in the meantime
+// would be switched to and then from at once. g.mu is held.
 func (g *registry) newestIdle(s *slot) *plugin {
 	var best *plugin
 	for _, q := range s.idle {
-		if !q.admitted || q.isClosed() {
+		if q.isClosed() {
 			continue
 		}
 		if best == nil || g.newer(q, best) || !g.newer(best, q) && q.seq > best.seq {

@@ -255,6 +255,23 @@ func TestGroupDisplacedCandidateJoinsWhenTheNewerGoes(t *testing.T) {
 	wantState(t, old, stateIdle)
 }
 
+// The one serving goes while the newest idle member is registered but not
+// configured yet: that one is the candidate (it joins once configured), not
+// an older configured one, which would be switched to and from at once.
+func TestGroupNewestIdleJoinsOnceConfigured(t *testing.T) {
+	g := workloadRegistry()
+	c := g.activeMember(t, g.member("p-c", 3, true))
+	a := g.member("p-a", 1, true)
+	place(t, g, a)
+	a.admitted = true
+	b := g.member("p-b", 2, true)
+	place(t, g, b) // not configured yet
+	g.remove(c)
+	wantState(t, b, stateCandidate)
+	wantState(t, a, stateIdle)
+	wantDispatch(t, g)
+}
+
 // Which connections are members: only a process in a pod annotated with
 // the known value and carrying a pod-template-generation, with the workload
 // rule on; every other one is a plugin written for upstream as upstream runs
