@@ -152,8 +152,8 @@ func (g *registry) placeInGroup(p *plugin, key string) {
 }
 
 // joinGroup is admit for a member, configured by now: a candidate joins, an
-// idle one stays idle (or, if its group has nobody active or joining, is the
-// newest idle one and joins).
+// idle one stays idle (or, if nobody is joining and it is the newest idle
+// one and newer than the active one or nobody is active, joins).
 func (g *registry) joinGroup(ctx context.Context, p *plugin) error {
 	g.mu.Lock()
 	p.admitted = true
