@@ -38,6 +38,9 @@ trap 'rm -rf "$work"' EXIT
 # NEXIT container exits (at most 3 events); NKILL process kills; NFAIL
 # round trips that fail (a request timeout). mode: full (exhaustive, with
 # -DCOLLAPSE), bit (-DBITSTATE), ltl (acceptance, weak fairness).
+# workload.pml's configuration is spin defines instead (workload.pml: NEV
+# events, NKILL kills, WITH_C a later rollout, NO_RESTART no restarts),
+# one verifier each.
 configs=(
 	"hold|opted-in+delta -> delta successor, standby|2 1 1 0 1 1 1 0|full"
 	"hold|opted-in+delta -> successor without delta, standby, a failure|2 0 1 0 1 1 1 1|full"
@@ -52,6 +55,9 @@ configs=(
 	"idle|the commit does not wait for an idle instant|-|ltl"
 	"legacy|legacy and opted-in registrations of one name|-|full"
 	"grace|the grace timer against a reactivation|-|full"
+	"workload|restarts of both, one kill, one event|-DNEV=1 -DNKILL=1|full"
+	"workload|two kills, two events|-DNEV=2 -DNKILL=2 -DNO_RESTART|full"
+	"workload|a later rollout, one kill|-DNEV=0 -DNKILL=1 -DWITH_C -DNO_RESTART|full"
 )
 
 # build DIR MODEL MODE OPT DEFINES...: the verifier for MODEL.pml (spin -D
@@ -91,15 +97,21 @@ failures=0
 declare -A built
 for c in "${configs[@]}"; do
 	IFS='|' read -r model name config mode <<<"$c"
-	if [[ -z ${built[$model-$mode]:-} ]]; then
+	dir=$model-$mode defines=() env=$config
+	if [[ $model == workload ]]; then
+		dir=$model-${config// /}
+		read -ra defines <<<"$config"
+		env=-
+	fi
+	if [[ -z ${built[$dir]:-} ]]; then
 		opt=-O0
-		[[ $model == hold ]] && opt=-O2
-		build "$model-$mode" "$model" "$mode" "$opt"
-		built[$model-$mode]=1
+		[[ $model == hold || $model == workload ]] && opt=-O2
+		build "$dir" "$model" "$mode" "$opt" "${defines[@]}"
+		built[$dir]=1
 	fi
 	label="$model.pml: $name"
 	[[ $config != - ]] && label+=" ($config)"
-	if out=$(search "$model-$mode" "$mode" "$config"); then
+	if out=$(search "$dir" "$mode" "$env"); then
 		echo "model: $label: holds: $(summary <<<"$out")"
 	else
 		echo "model: $label: FAILED" >&2
@@ -122,10 +134,19 @@ negatives=(
 	"idle|BUG_IDLE_COMMIT|-|ltl|acceptance cycle"
 	"legacy|BUG_ADMIT_AT_REGISTRATION|-|full|L1_apart"
 	"grace|BUG_STALE_GRACE|-|full|G1_no_stale_grace"
+	"workload|BUG_IDLE_LISTED|-DNEV=1 -DNKILL=0 -DNO_RESTART|full|I1_idle_no_events"
+	"workload|BUG_IDLE_UPDATE|-DNEV=0 -DNKILL=0 -DNO_RESTART|full|U1_one_writer"
+	"workload|BUG_CONNECT_ORDER|-DNEV=0 -DNKILL=1|full|R1_newest_takes_over"
+	"workload|BUG_NO_REJOIN|-DNEV=0 -DNKILL=1 -DWITH_C -DNO_RESTART|full|R2_newest_serves"
 )
 for n in "${negatives[@]}"; do
 	IFS='|' read -r model bug config mode want <<<"$n"
-	build "$bug" "$model" "$mode" -O0 -D"$bug"
+	defines=()
+	if [[ $model == workload ]]; then
+		read -ra defines <<<"$config"
+		config=-
+	fi
+	build "$bug" "$model" "$mode" -O0 -D"$bug" "${defines[@]}"
 	if out=$(expect_rejection model-negative "$model.pml $bug" "$want" search "$bug" "$mode" "$config" 2>&1); then
 		echo "$out ($(grep -oE '[0-9]+ states, stored' <<<"$(cd "$work/$bug" && MODEL_CONFIG=$config ./pan -m200000 $([[ $mode == ltl ]] && echo -a -f) 2>&1)" | cut -d' ' -f1) states)"
 	else

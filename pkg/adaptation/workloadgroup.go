@@ -30,7 +30,12 @@ package adaptation
 //     again, with a second full Synchronize under the gate, and switched
 //     to: every upstream stub since v0.8.0 hands a second Synchronize on a
 //     connection to the plugin's handler like the first (the stub keeps no
-//     state about it), where plugins reconcile as on a reconnect.
+//     state about it; test/legacyhandover runs v0.8.0, v0.10.0 and
+//     v0.12.5), where plugins reconcile as on a reconnect;
+//   - if a candidate goes before its switch, an idle one newer than the
+//     active one (a candidate it had displaced) joins in its place, so the
+//     newest connected instance serves; an older one never does while a
+//     newer one is active.
 //
 // No RoleChange and no Shutdown is ever sent to a member: upstream sends
 // neither.
@@ -147,13 +152,13 @@ func (g *registry) placeInGroup(p *plugin, key string) {
 }
 
 // joinGroup is admit for a member, configured by now: a candidate joins, an
-// idle one stays idle (or, if its group has nobody active or joining, is the
-// newest idle one and joins).
+// idle one stays idle (or, if nobody is joining and it is the newest idle
+// one and newer than the active one or nobody is active, joins).
 func (g *registry) joinGroup(ctx context.Context, p *plugin) error {
 	g.mu.Lock()
 	p.admitted = true
 	s := p.slot
-	if p.state == stateIdle && s.top() == nil && !g.closed {
+	if p.state == stateIdle {
 		g.groupNext(s)
 	}
 	run := p.state == stateCandidate && !p.joining
@@ -229,36 +234,27 @@ func (g *registry) switchGroupHeld(p *plugin, t *holdTicket) error {
 	return nil
 }
 
-// groupLost runs when a member of s went: if nobody is active or joining,
-// the newest idle member joins. g.mu is held.
+// groupLost runs when a member of s went: the newest idle member joins if
+// nobody is joining and it is newer than the active one or nobody is
+// active. Newer than the active one is a candidate displaced by a newer
+// one that went before its switch: it takes over as it would have without
+// that one. g.mu is held.
 func (g *registry) groupLost(s *slot) {
-	if g.closed || s.top() != nil {
-		return
-	}
 	g.groupNext(s)
 }
 
-// groupNext makes the newest idle member of s that is configured the
-// candidate and starts its join, a full Synchronize under the gate. Among
-// members of one generation (a pod deleted and recreated by its controller)
-// the last registered is taken. g.mu is held.
+// groupNext makes the newest idle member of s the candidate and starts its
+// join, a full Synchronize under the gate, if nobody is joining and it is
+// newer than the active one or nobody is active. g.mu is held.
 func (g *registry) groupNext(s *slot) {
-	var best *plugin
-	for _, q := range s.idle {
-		if !q.admitted || q.isClosed() {
-			continue
-		}
-		if best == nil || g.newer(q, best) || !g.newer(best, q) && q.seq > best.seq {
-			best = q
-		}
-	}
-	if best == nil {
+	best := g.newestIdle(s)
+	if g.closed || best == nil || s.candidate != nil || s.active != nil && !g.newer(best, s.active) {
 		return
 	}
 	g.move(best, s, stateCandidate)
-	g.r.log.Infof(g.r.ctx, "plugin %s is synchronized again: no newer instance of its workload is active", g.who(best))
-	if best.joining {
-		return // its join loop takes it from here
+	g.r.log.Infof(g.r.ctx, "plugin %s is synchronized again: no newer instance of its workload is active or joining", g.who(best))
+	if best.joining || !best.admitted {
+		return // its join loop, or its joinGroup once configured, takes it from here
 	}
 	best.joining = true
 	g.r.wg.Add(1)
@@ -266,6 +262,24 @@ func (g *registry) groupNext(s *slot) {
 		defer g.r.wg.Done()
 		_ = g.groupJoinLoop(g.r.ctx, best)
 	}()
+}
+
+// newestIdle is the connected idle member of s with the highest
+// generation; among members of one generation (a pod deleted and recreated
+// by its controller) the last registered. One not configured yet is taken
+// too (it joins once configured): an older one synchronized in the meantime
+// would be switched to and then from at once. g.mu is held.
+func (g *registry) newestIdle(s *slot) *plugin {
+	var best *plugin
+	for _, q := range s.idle {
+		if q.isClosed() {
+			continue
+		}
+		if best == nil || g.newer(q, best) || !g.newer(best, q) && q.seq > best.seq {
+			best = q
+		}
+	}
+	return best
 }
 
 // groupMayUpdate decides whether member p may send unsolicited updates: the

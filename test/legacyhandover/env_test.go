@@ -1,12 +1,12 @@
 // Package legacyhandover tests handover for plugins written for upstream,
 // opted in by their pod's annotation (pkg/adaptation/workloadgroup.go):
-// plugins on upstream's stub v0.12.5 (test/upstream/plugin), each a process
-// of its own placed in a cgroup of its own, which the runtime (our
-// adaptation in test/runtime) lists as the container of a pod with the
-// labels and annotations a DaemonSet's pod has. The runtime reads each
-// peer's cgroup from the kernel, as on a node: nothing of the placement is
-// faked but the pods' records. Needs root and a writable cgroupfs; skips
-// without.
+// plugins on upstream's stub (test/upstream/plugin) at v0.12.5, v0.10.0 and
+// v0.8.0, every case once per release, each plugin a process of its own
+// placed in a cgroup of its own, which the runtime (our adaptation in
+// test/runtime) lists as the container of a pod with the labels and
+// annotations a DaemonSet's pod has. The runtime reads each peer's cgroup
+// from the kernel, as on a node: nothing of the placement is faked but the
+// pods' records. Needs root and a writable cgroupfs; skips without.
 package legacyhandover
 
 import (
@@ -26,37 +26,65 @@ import (
 
 	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/pkg/adaptation"
+	"github.com/nri-handover/nri/test/e2e/harness"
 	"github.com/nri-handover/nri/test/plugins/record"
 	testruntime "github.com/nri-handover/nri/test/runtime"
 )
 
 var sigUSR1 = syscall.SIGUSR1
 
-var upstreamPlugin string // test/upstream/plugin, on upstream v0.12.5's stub
+// stubs are test/upstream/plugin built on upstream's stub at each release
+// the cases run with: v0.12.5 (go.mod's pin) from this module, the older
+// ones in modules of their own (harness.BuildSkewPlugins). v0.10.0 is CRI-O
+// v1.34's, v0.8.0 containerd v1.7's, v2.0's and v2.1's: the plugins people
+// run today were built on them.
+var stubs []harness.SkewPeer
+
+// olderStubs are the older releases the cases run with.
+var olderStubs = []string{"v0.10.0", "v0.8.0"}
 
 func TestMain(m *testing.M) {
+	code, err := buildAndRun(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build the upstream plugins:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func buildAndRun(m *testing.M) (int, error) {
 	dir, err := os.MkdirTemp("", "legacyho")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 0, err
 	}
+	defer os.RemoveAll(dir)
 	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err == nil {
-		upstreamPlugin = filepath.Join(dir, "upstream-plugin")
-		cmd := exec.Command("go", "build", "-o", upstreamPlugin, "./test/upstream/plugin")
-		cmd.Dir = filepath.Dir(strings.TrimSpace(string(out)))
-		var b []byte
-		if b, err = cmd.CombinedOutput(); err != nil {
-			err = fmt.Errorf("%w: %s", err, b)
-		}
-	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "build the upstream plugin:", err)
-		os.Exit(1)
+		return 0, fmt.Errorf("go env GOMOD: %w", err)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	current := filepath.Join(dir, "upstream-plugin")
+	cmd := exec.Command("go", "build", "-o", current, "./test/upstream/plugin")
+	cmd.Dir = filepath.Dir(strings.TrimSpace(string(out)))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("%w: %s", err, b)
+	}
+	older, err := harness.BuildSkewPlugins(context.Background(), dir, olderStubs)
+	if err != nil {
+		return 0, err
+	}
+	stubs = append([]harness.SkewPeer{{Version: "v0.12.5", Plugin: current}}, older...)
+	return m.Run(), nil
+}
+
+// eachStub runs f once for each upstream stub release, as subtests named
+// after it, in parallel: each has a runtime, pods and cgroups of its own.
+func eachStub(t *testing.T, f func(t *testing.T, stub harness.SkewPeer)) {
+	for _, s := range stubs {
+		t.Run(s.Version, func(t *testing.T) {
+			t.Parallel()
+			f(t, s)
+		})
+	}
 }
 
 const (
@@ -198,9 +226,11 @@ func (c *cgroups) mkdir(t *testing.T, rel string) (rtPath, procs string) {
 }
 
 // env is a runtime on our adaptation (handover and the workload rule on, as
-// by default) and the cgroups its plugin pods get.
+// by default), the cgroups its plugin pods get and the plugin binary (one
+// upstream stub release) its plugins run.
 type env struct {
 	t   *testing.T
+	bin string
 	rt  *testruntime.Runtime
 	cg  *cgroups
 	ctx context.Context
@@ -208,7 +238,7 @@ type env struct {
 	n   int
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, stub harness.SkewPeer) *env {
 	t.Helper()
 	cg := newCgroups(t)
 	rt, err := testruntime.New(testruntime.WithAdaptationOptions(adaptation.WithStandbyGrace(0)))
@@ -219,7 +249,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(rt.Stop)
-	e := &env{t: t, rt: rt, cg: cg, ctx: context.Background(), dir: t.TempDir()}
+	e := &env{t: t, bin: stub.Plugin, rt: rt, cg: cg, ctx: context.Background(), dir: t.TempDir()}
 	// A workload pod whose containers the tests create.
 	if err := rt.RunPod(e.ctx, testruntime.NewPod("work")); err != nil {
 		t.Fatal(err)
@@ -293,7 +323,7 @@ func (e *env) start(p *pod, extra ...string) *plug {
 	e.n++
 	name := fmt.Sprintf("%s#%d", p.spec.name, e.n)
 	rec := filepath.Join(e.dir, fmt.Sprintf("rec-%d", e.n))
-	args := append([]string{"-c", `echo $$ > "$0" && exec "$@"`, p.procs, upstreamPlugin,
+	args := append([]string{"-c", `echo $$ > "$0" && exec "$@"`, p.procs, e.bin,
 		"-socket", e.rt.SocketPath(), "-name", "lho", "-idx", "10", "-record", rec}, extra...)
 	cmd := exec.Command("/bin/sh", args...)
 	out, err := os.Create(rec + ".log")
@@ -336,6 +366,17 @@ func (p *plug) lines() []record.Line {
 	return lines
 }
 
+// syncs are the Synchronize rounds p handled, in order.
+func (p *plug) syncs() []record.Line {
+	var out []record.Line
+	for _, l := range p.lines() {
+		if l.Ev == record.Synchronize {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 func (p *plug) count(ev string) int {
 	n := 0
 	for _, l := range p.lines() {
@@ -369,19 +410,22 @@ func (p *plug) created(id string) bool {
 }
 
 // unsolicited sends an empty UpdateContainers from the plugin and returns
-// the runtime's answer ("ok" or the error). The signal is sent again until
-// the plugin answers: a process just started may not handle it yet (Go
-// drops an unhandled SIGUSR1; the shell before its exec would die of it).
+// the runtime's answer ("ok" or the error). The signal is sent only once
+// the plugin's main has created its record file: before that the process
+// may be the shell before its exec, or the plugin before the Go runtime
+// installed its signal handlers, and either dies of SIGUSR1. It is sent
+// again until the plugin answers: the Go runtime drops a SIGUSR1 that
+// arrives before main's signal.Notify.
 func (p *plug) unsolicited(t *testing.T) string {
 	t.Helper()
 	before := p.count(record.Unsolicited)
 	deadline := time.Now().Add(wait)
 	for p.count(record.Unsolicited) == before {
 		if time.Now().After(deadline) || p.exited() {
-			t.Fatalf("%s did not answer SIGUSR1 (exited: %v)", p.name, p.exited())
+			out, _ := os.ReadFile(p.rec + ".log")
+			t.Fatalf("%s did not answer SIGUSR1 (exited: %v; %v); its output:\n%s", p.name, p.exited(), p.cmd.ProcessState, out)
 		}
-		// Not to the shell that moves it into its cgroup: it would die.
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.cmd.Process.Pid)); exe == upstreamPlugin {
+		if _, err := os.Stat(p.rec); err == nil {
 			if err := p.cmd.Process.Signal(sigUSR1); err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -33,6 +34,18 @@ type SkewPeer struct {
 // upstream NRI, enters their module graph. It needs the module proxy (or a
 // module cache that has the versions).
 func BuildSkew(ctx context.Context, dir string, versions []string) ([]SkewPeer, error) {
+	return buildSkew(ctx, dir, versions, "./plugin", "./runtime")
+}
+
+// BuildSkewPlugins builds only the upstream plugin against each of versions
+// (Runtime is left empty), for suites that run it against our runtime.
+func BuildSkewPlugins(ctx context.Context, dir string, versions []string) ([]SkewPeer, error) {
+	return buildSkew(ctx, dir, versions, "./plugin")
+}
+
+// buildSkew builds pkgs of the skew module (./plugin, ./runtime) against
+// each of versions.
+func buildSkew(ctx context.Context, dir string, versions []string, pkgs ...string) ([]SkewPeer, error) {
 	root, err := moduleRoot(ctx)
 	if err != nil {
 		return nil, err
@@ -45,7 +58,7 @@ func BuildSkew(ctx context.Context, dir string, versions []string) ([]SkewPeer, 
 		}
 		for _, args := range [][]string{
 			{"mod", "tidy"},
-			{"build", "-o", filepath.Join(mod, "bin") + string(filepath.Separator), "./plugin", "./runtime"},
+			append([]string{"build", "-o", filepath.Join(mod, "bin") + string(filepath.Separator)}, pkgs...),
 		} {
 			cmd := exec.CommandContext(ctx, "go", args...)
 			cmd.Dir = mod
@@ -64,8 +77,11 @@ func BuildSkew(ctx context.Context, dir string, versions []string) ([]SkewPeer, 
 		if !strings.Contains(string(out), "\tgithub.com/containerd/nri\t"+v+"\t") {
 			return nil, fmt.Errorf("skew %s: the plugin does not link github.com/containerd/nri %s:\n%s", v, v, out)
 		}
-		peers = append(peers, SkewPeer{Version: v,
-			Plugin: filepath.Join(mod, "bin", "plugin"), Runtime: filepath.Join(mod, "bin", "runtime")})
+		peer := SkewPeer{Version: v, Plugin: plugin}
+		if slices.Contains(pkgs, "./runtime") {
+			peer.Runtime = filepath.Join(mod, "bin", "runtime")
+		}
+		peers = append(peers, peer)
 	}
 	return peers, nil
 }
