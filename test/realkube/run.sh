@@ -347,8 +347,14 @@ p=$(ul_pod "$g" || true)
 wait_for 30 ul_took_over || true
 pid=$(ul_pid "$p" || true)
 mark "kill -9 newer $p pid $pid"
+tk=$EPOCHREALTIME
 expect "s5: killed the newer instance's process ($p, pid ${pid:-none}) after it took over" bash -c "[ '${pid:-0}' -gt 1 ] && kill -KILL '$pid'"
-expect "s5: kubectl rollout status completed after the kill" ul_rollout_wait
+if ul_rollout_wait; then pass "s5: kubectl rollout status completed after the kill"; else
+	fail "s5: kubectl rollout status completed after the kill"
+	grep "daemon" "$R/logs/kcm.log" | tail -20
+	kcs get pods -l "app.kubernetes.io/name=$UL_DS" -o wide || true
+fi
+echo "  s5: $p after the kill, as the API showed it: $(ul_seen "$p" "$tk")"
 mark "rollout undo $UL_DS"
 kcs rollout undo "ds/$UL_DS" >/dev/null 2>&1
 expect "s5: kubectl rollout status completed after undo" ul_rollout_wait

@@ -43,6 +43,7 @@ record_start() {
 		get ds nri-annotator -w -o go-template='{{or .status.numberAvailable 0}} {{or .status.numberUnavailable 0}} {{or .status.numberReady 0}} {{or .status.updatedNumberScheduled 0}} {{or .status.desiredNumberScheduled 0}}{{"\n"}}' \
 		> >(stamp >"$R/ev/$SC.ds") 2>&1 &
 	REC+=($!)
+	case $SC in s5 | cu) ul_watch ;; esac
 	keeper &
 	REC+=($!)
 	load_loop &
@@ -409,6 +410,14 @@ build_ulimit_image() {
 # node without any instance until the restarted one connects (upstream's
 # join: containers created then go unadjusted). 30 s covers the takeover's
 # wait for a quiet instant (up to the stopper's 10 s graceful stops).
+# The readiness probe only runs the plugin's binary (-h exits 0): what it
+# adds is its initialDelaySeconds (UL_READY_DELAY, 5), a not-Ready spell
+# after every start of the container, also the kubelet's restart after the
+# kill. Without it a restart that is quick can reach the API as Ready ->
+# Ready with a new lastTransitionTime (the kubelet's status manager pushes
+# only a pod's latest status), the DaemonSet controller's requeue after
+# minReadySeconds (queued on a not-Ready -> Ready update only) never comes,
+# and its surge path has no other: the older pod is never deleted.
 ulimit_manifest() {
 	local ann=""
 	[ "$1" != yes ] || ann=", annotations: {nri.containerd.io/handover: workload}"
@@ -433,8 +442,23 @@ spec:
         args: [-idx, "60", -name, $UL_DS, -socket, /var/run/nri/nri.sock]
         securityContext: {runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
         volumeMounts: [{name: nri, mountPath: /var/run/nri}]
+        readinessProbe: {exec: {command: [/ulimit-adjuster, -h]}, initialDelaySeconds: ${UL_READY_DELAY:-5}, periodSeconds: 5}
       volumes: [{name: nri, hostPath: {path: /var/run/nri}}]
 Y
+}
+# ul_watch: records the plugin's pods as the API shows them (Ready, its
+# lastTransitionTime, restarts) in $SC.ulpods: the DaemonSet controller
+# requeues after minReadySeconds only on a not-Ready -> Ready update it saw.
+ul_watch() {
+	nsenter --net="/run/netns/$NS" -- kubectl --kubeconfig "$R/admin.kubeconfig" -n kube-system \
+		get pods -w -l "app.kubernetes.io/name=$UL_DS" -o go-template='{{.metadata.name}} {{index .metadata.labels "pod-template-generation"}} {{range .status.conditions}}{{if eq .type "Ready"}}{{.status}} {{.lastTransitionTime}}{{end}}{{end}} restarts={{range .status.containerStatuses}}{{.restartCount}}{{end}} del={{with .metadata.deletionTimestamp}}{{.}}{{end}}{{"\n"}}' \
+		> >(stamp >"$R/ev/$SC.ulpods") 2>&1 &
+	REC+=($!)
+}
+# ul_seen POD SINCE: POD's Ready as the API showed it from SINCE on
+# ("False@lastTransitionTime True@..."), repeats dropped.
+ul_seen() {
+	awk -v p="$1" -v t="$2" '$1 >= t && $2 == p && $4 != last {printf "%s%s@%s", (n++ ? " " : ""), $4, $5; last = $4} END {print ""}' "$R/ev/$SC.ulpods"
 }
 ul_rollout_to() {
 	mark "patch $UL_DS $1"
