@@ -363,7 +363,13 @@ read -r n f m < <(load_counts s5)
 e=$(create_errors s5)
 expect "s5: $n pods created on the node during both rollouts, $f failed, $e CreateContainer calls failed (slowest Ready after ${m}s)" [ "$f" = 0 -a "$e" = 0 -a "$n" -ge 3 ]
 read -r c once none twice unrec < <(rlimit_counts s5)
-expect "s5: $c load containers, each with the plugin's RLIMIT_NOFILE exactly once in its runtime spec ($once; $none without, $twice twice, $unrec unrecorded)" [ "$once" = "$c" -a "$c" -ge 3 ]
+# A CreateContainer in flight at the killed instance when the kill lands
+# goes on without it, as upstream's does when a plugin dies mid-call
+# (containerd: "failed to handle CreateContainer, proceeding without it"):
+# that container goes unadjusted, at most one per such line.
+lost=$(log_count s5 "plugin 60-$UL_DS failed to handle CreateContainer, proceeding without it")
+expect "s5: $c load containers, each with the plugin's RLIMIT_NOFILE exactly once in its runtime spec, or none if its creation was in flight at the killed instance ($once; $none without, $lost calls in flight at the kill; $twice twice, $unrec unrecorded)" \
+	[ "$((once + none))" = "$c" -a "$none" -le "$lost" -a "$c" -ge 3 ]
 takes=$(log_count s5 "60-$UL_DS.* takes over from .*of its workload")
 again=$(log_count s5 "60-$UL_DS.* is synchronized again")
 idle=$(log_count s5 "60-$UL_DS.*(is not newer than|stays connected)")
