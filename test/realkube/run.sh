@@ -31,9 +31,7 @@
 #
 # Usage (root): [R=/tmp/nrk] [NS=nrk] [NODE_IP=10.213.0.2] [SCENARIOS="s1 s5"] test/realkube/run.sh
 # SCENARIOS: the scenarios to run, of s1 s2 s3 s4 s5 cu ref c (default:
-# all but s5 and cu: in the first whole run the DaemonSet controller stalled
-# s5's rollout after the kill, see docs/runtime-integration.md; s2 undoes
-# s1's rollout).
+# all; s2 undoes s1's rollout).
 # Bounded by its waits; the EXIT trap stops every process it started, unmounts
 # what the kubelet mounted, removes the netns and cgroups and restores the
 # sysctls the kubelet rewrites, also on failure.
@@ -45,7 +43,7 @@ NODE=nrk-node
 CGROUP_PARENT=/nrk-pods # lib.sh's clean-up removes it; the kubelet's cgroupRoot
 PODLOGS=$R/podlogs-k    # the kubelet's podLogsDir
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-SCENARIOS=${SCENARIOS:-s1 s2 s3 s4 ref c}
+SCENARIOS=${SCENARIOS:-s1 s2 s3 s4 s5 cu ref c}
 want() { [[ " $SCENARIOS " == *" $1 "* ]]; }
 DIR=$REPO/test/realkube
 if [ "$(id -u)" != 0 ]; then
