@@ -260,7 +260,7 @@ e2e-docker:
 # then (s5, issue 33) upstream's ulimit-adjuster, unmodified, as a DaemonSet
 # annotated nri.containerd.io/handover: workload, rolled forward with a kill -9
 # of the newer instance and back, and (cu) the same without the annotation.
-# SCENARIOS="s5 cu" runs those (off by default for now). Needs root; skips otherwise. CI runs it after make e2e-containerd.
+# SCENARIOS="s1 s5" runs only those. Needs root; skips otherwise. CI runs it after make e2e-containerd.
 e2e-kubernetes:
 	timeout -k 60 2700 test/realkube/run.sh
 

@@ -31,9 +31,7 @@
 #
 # Usage (root): [R=/tmp/nrk] [NS=nrk] [NODE_IP=10.213.0.2] [SCENARIOS="s1 s5"] test/realkube/run.sh
 # SCENARIOS: the scenarios to run, of s1 s2 s3 s4 s5 cu ref c (default:
-# all but s5 and cu: in the first whole run the DaemonSet controller stalled
-# s5's rollout after the kill, see docs/runtime-integration.md; s2 undoes
-# s1's rollout).
+# all; s2 undoes s1's rollout).
 # Bounded by its waits; the EXIT trap stops every process it started, unmounts
 # what the kubelet mounted, removes the netns and cgroups and restores the
 # sysctls the kubelet rewrites, also on failure.
@@ -45,7 +43,7 @@ NODE=nrk-node
 CGROUP_PARENT=/nrk-pods # lib.sh's clean-up removes it; the kubelet's cgroupRoot
 PODLOGS=$R/podlogs-k    # the kubelet's podLogsDir
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-SCENARIOS=${SCENARIOS:-s1 s2 s3 s4 ref c}
+SCENARIOS=${SCENARIOS:-s1 s2 s3 s4 s5 cu ref c}
 want() { [[ " $SCENARIOS " == *" $1 "* ]]; }
 DIR=$REPO/test/realkube
 if [ "$(id -u)" != 0 ]; then
@@ -347,8 +345,14 @@ p=$(ul_pod "$g" || true)
 wait_for 30 ul_took_over || true
 pid=$(ul_pid "$p" || true)
 mark "kill -9 newer $p pid $pid"
+tk=$EPOCHREALTIME
 expect "s5: killed the newer instance's process ($p, pid ${pid:-none}) after it took over" bash -c "[ '${pid:-0}' -gt 1 ] && kill -KILL '$pid'"
-expect "s5: kubectl rollout status completed after the kill" ul_rollout_wait
+if ul_rollout_wait; then pass "s5: kubectl rollout status completed after the kill"; else
+	fail "s5: kubectl rollout status completed after the kill"
+	grep "daemon" "$R/logs/kcm.log" | tail -20
+	kcs get pods -l "app.kubernetes.io/name=$UL_DS" -o wide || true
+fi
+echo "  s5: $p after the kill, as the API showed it: $(ul_seen "$p" "$tk")"
 mark "rollout undo $UL_DS"
 kcs rollout undo "ds/$UL_DS" >/dev/null 2>&1
 expect "s5: kubectl rollout status completed after undo" ul_rollout_wait
@@ -357,7 +361,13 @@ read -r n f m < <(load_counts s5)
 e=$(create_errors s5)
 expect "s5: $n pods created on the node during both rollouts, $f failed, $e CreateContainer calls failed (slowest Ready after ${m}s)" [ "$f" = 0 -a "$e" = 0 -a "$n" -ge 3 ]
 read -r c once none twice unrec < <(rlimit_counts s5)
-expect "s5: $c load containers, each with the plugin's RLIMIT_NOFILE exactly once in its runtime spec ($once; $none without, $twice twice, $unrec unrecorded)" [ "$once" = "$c" -a "$c" -ge 3 ]
+# A CreateContainer in flight at the killed instance when the kill lands
+# goes on without it, as upstream's does when a plugin dies mid-call
+# (containerd: "failed to handle CreateContainer, proceeding without it"):
+# that container goes unadjusted, at most one per such line.
+lost=$(log_count s5 "plugin 60-$UL_DS failed to handle CreateContainer, proceeding without it")
+expect "s5: $c load containers, each with the plugin's RLIMIT_NOFILE exactly once in its runtime spec, or none if its creation was in flight at the killed instance ($once; $none without, $lost calls in flight at the kill; $twice twice, $unrec unrecorded)" \
+	[ "$((once + none))" = "$c" -a "$none" -le "$lost" -a "$c" -ge 3 ]
 takes=$(log_count s5 "60-$UL_DS.* takes over from .*of its workload")
 again=$(log_count s5 "60-$UL_DS.* is synchronized again")
 idle=$(log_count s5 "60-$UL_DS.*(is not newer than|stays connected)")

@@ -43,6 +43,7 @@ record_start() {
 		get ds nri-annotator -w -o go-template='{{or .status.numberAvailable 0}} {{or .status.numberUnavailable 0}} {{or .status.numberReady 0}} {{or .status.updatedNumberScheduled 0}} {{or .status.desiredNumberScheduled 0}}{{"\n"}}' \
 		> >(stamp >"$R/ev/$SC.ds") 2>&1 &
 	REC+=($!)
+	case $SC in s5 | cu) ul_watch ;; esac
 	keeper &
 	REC+=($!)
 	load_loop &
@@ -402,13 +403,24 @@ build_ulimit_image() {
 }
 # ulimit_manifest ANNOTATE: the DaemonSet (maxSurge 1, maxUnavailable 0),
 # with the handover annotation on its pod template if ANNOTATE is yes.
-# minReadySeconds UL_MIN_READY (30): the plugin has no readiness of its
-# own (Ready as soon as it runs), so the controller deletes the old pod
-# minReadySeconds after the new one started, whether the runtime switched
-# to it or not; a kill -9 of the newer instance at that moment leaves the
-# node without any instance until the restarted one connects (upstream's
-# join: containers created then go unadjusted). 30 s covers the takeover's
-# wait for a quiet instant (up to the stopper's 10 s graceful stops).
+# The plugin has no readiness of its own, so the controller would delete
+# the old pod as soon as the new one runs, whether the runtime switched to
+# it or not; a kill -9 of the newer instance then leaves the node without
+# any instance until the restarted one connects (upstream's join:
+# containers created meanwhile go unadjusted). So the pod turns Ready
+# UL_START_DELAY (30) s after each start of its container, the restart
+# after the kill too: a startupProbe that only runs the plugin's binary
+# (-h exits 0) after initialDelaySeconds. 30 s covers the takeover's wait
+# for a quiet instant (up to the stopper's 10 s graceful stops).
+# minReadySeconds stays 0: with it, the DaemonSet controller deletes the
+# old pod only on a sync after the new one is available, and queues that
+# sync once, minReadySeconds after the update in which the new pod turned
+# Ready; its work queue keeps the earliest pending time of a key, so when
+# the new pod restarts and turns Ready again within minReadySeconds, the
+# second sync is dropped, the first finds the pod not yet available, and
+# the rollout stalls (first whole run; and with minReadySeconds 30 at
+# commit 445c9f5: 300 s). With 0 the Ready update itself triggers the
+# deletion.
 ulimit_manifest() {
 	local ann=""
 	[ "$1" != yes ] || ann=", annotations: {nri.containerd.io/handover: workload}"
@@ -418,7 +430,7 @@ kind: DaemonSet
 metadata: {name: $UL_DS, namespace: kube-system, labels: {app.kubernetes.io/name: $UL_DS}}
 spec:
   selector: {matchLabels: {app.kubernetes.io/name: $UL_DS}}
-  minReadySeconds: ${UL_MIN_READY:-30}
+  minReadySeconds: ${UL_MIN_READY:-0}
   updateStrategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
   template:
     metadata: {labels: {app.kubernetes.io/name: $UL_DS}$ann}
@@ -433,8 +445,22 @@ spec:
         args: [-idx, "60", -name, $UL_DS, -socket, /var/run/nri/nri.sock]
         securityContext: {runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
         volumeMounts: [{name: nri, mountPath: /var/run/nri}]
+        startupProbe: {exec: {command: [/ulimit-adjuster, -h]}, initialDelaySeconds: ${UL_START_DELAY:-30}, periodSeconds: 1}
       volumes: [{name: nri, hostPath: {path: /var/run/nri}}]
 Y
+}
+# ul_watch: records the plugin's pods as the API shows them (Ready, its
+# lastTransitionTime, restarts) in $SC.ulpods.
+ul_watch() {
+	nsenter --net="/run/netns/$NS" -- kubectl --kubeconfig "$R/admin.kubeconfig" -n kube-system \
+		get pods -w -l "app.kubernetes.io/name=$UL_DS" -o go-template='{{.metadata.name}} {{index .metadata.labels "pod-template-generation"}} {{range .status.conditions}}{{if eq .type "Ready"}}{{.status}} {{.lastTransitionTime}}{{end}}{{end}} restarts={{range .status.containerStatuses}}{{.restartCount}}{{end}} del={{with .metadata.deletionTimestamp}}{{.}}{{end}}{{"\n"}}' \
+		> >(stamp >"$R/ev/$SC.ulpods") 2>&1 &
+	REC+=($!)
+}
+# ul_seen POD SINCE: POD's Ready as the API showed it from SINCE on
+# ("False@lastTransitionTime True@..."), repeats dropped.
+ul_seen() {
+	awk -v p="$1" -v t="$2" '$1 >= t && $2 == p && $4 != last {printf "%s%s@%s", (n++ ? " " : ""), $4, $5; last = $4} END {print ""}' "$R/ev/$SC.ulpods"
 }
 ul_rollout_to() {
 	mark "patch $UL_DS $1"
