@@ -154,6 +154,9 @@ rollout_wait() {
 #   "... instance NEW ... takes over from external:...[PID], which does not
 #    support handover"  an opted-in NEW took over a plugin without handover
 #   "connection to plugin ...[PID] closed"  if X was active, none is
+#   "plugin ... failed to handle CreateContainer, proceeding without it"
+#    the active instance failed the creations in flight (it was going: its
+#    connection's close may be logged after them), as upstream proceeds
 # ("takes over from" is logged when a successor starts catching up; its
 # predecessor serves until the switch.)
 created_during() {
@@ -177,6 +180,9 @@ created_during() {
 		split($0, w, " instance "); x = w[2]; sub(/[ "].*/, "", x); activate(x); next
 	}
 	/connection to plugin external:50-annotator\[[0-9]+\] closed/ { if (inst[pid($0)] == cur) activate("none"); next }
+	/plugin 50-annotator failed to handle CreateContainer, proceeding without it/ {
+		for (o in open) open[o] = open[o] " none"; next
+	}
 	/msg="CreateContainer within sandbox/ {
 		s = $0; sub(/.*within sandbox \\"/, "", s); sub(/\\".*/, "", s)
 		if ($0 ~ /returns container id/) {
