@@ -173,7 +173,7 @@ demo: build
 # on upstream v0.12.5 alone (test/upstream/patterns); the table it prints is
 # the one in docs/zero-downtime-on-upstream.md. About a second, warm.
 patterns:
-	$(GO) run ./test/upstream/patterns 2>/dev/null
+	$(GO) run ./test/upstream/patterns -results $(CURDIR)/docs/results/patterns.txt 2>/dev/null
 
 # check-standin: the stand-in module containerd-nri (module
 # github.com/containerd/nri, through which runtimes built for upstream NRI

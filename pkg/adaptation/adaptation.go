@@ -156,7 +156,7 @@ func New(name, version string, syncFn SyncFn, updateFn UpdateFn, opts ...Option)
 		handover:   true,
 	}
 	r.reg = newRegistry(r)
-	r.reg.policy.workload = true
+	r.reg.policy.resolver = KubernetesResolver{}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 
 	for _, o := range opts {

@@ -270,7 +270,7 @@ func (g *registry) warnMistakes(p *plugin, s *slot) {
 	for q := range g.all {
 		if q.base == p.base || !q.handsOver() || q.slot == nil || (q.state != stateActive && q.state != stateCandidate) ||
 			q.ident == nil || q.ident.place != PeerInPod || q.ident.pod.UID == p.ident.pod.UID ||
-			SupersedeSameWorkload(q.identity(), p.identity()) != nil {
+			supersedeSameWorkload(g.policy.resolver, q.identity(), p.identity()) != nil {
 			continue
 		}
 		g.r.log.Warnf(ctx, "plugin %s (%s) runs beside %s (%s) of the same workload under another name: it does not take over, "+
@@ -389,7 +389,7 @@ func (g *registry) maySupersede(predecessor, successor *plugin) error {
 	if g.workloadChecked(predecessor, successor) {
 		pi, si := predecessor.identity(), successor.identity()
 		if pi.Place != PeerOutsidePod || si.Place != PeerOutsidePod {
-			if err := SupersedeSameWorkload(pi, si); err != nil {
+			if err := supersedeSameWorkload(g.policy.resolver, pi, si); err != nil {
 				return fmt.Errorf("plugin %s (%s) may not supersede %s (%s): %w",
 					successor.describe(), si.PodString(), predecessor.describe(), pi.PodString(), err)
 			}
@@ -410,7 +410,7 @@ func (g *registry) maySupersede(predecessor, successor *plugin) error {
 // who names an instance for a refusal: with the workload rule, where the
 // runtime placed it too. g.mu is held.
 func (g *registry) who(p *plugin) string {
-	if !g.policy.workload || p.ident == nil {
+	if g.policy.resolver == nil || p.ident == nil {
 		return p.describe()
 	}
 	return p.describe() + " (" + p.identity().PodString() + ")"

@@ -49,14 +49,14 @@ func TestAdmissionRules(t *testing.T) {
 			return err
 		}},
 		{"identity", func(t *testing.T, g *registry) error {
-			g.policy.workload = true
+			g.policy.resolver = KubernetesResolver{}
 			p := g.optedIn("10", "p", "a", 1, "")
 			p.cgroupErr, p.ident = nil, &verified{place: PeerUnknown}
 			_, err := g.place(p)
 			return err
 		}},
 		{"supersede: at registration (the name held by a pod of another workload)", func(t *testing.T, g *registry) error {
-			g.policy.workload = true
+			g.policy.resolver = KubernetesResolver{}
 			a := inPod(g.optedIn("10", "p", "a", 1, ""), "kube-system", "p-h1", "p", 1)
 			place(t, g, a)
 			g.switchNow(t, a)

@@ -9,8 +9,8 @@ import (
 type handoverPolicy struct {
 	grace            time.Duration // how long a superseded instance stays as a standby
 	refuseDowngrades bool
-	supersede        SupersedePolicy // who may supersede whom (supersede.go); nil is SupersedeSameUID
-	workload         bool            // the workload rule (identity.go); on unless WithWorkloadIdentity(false)
+	supersede        SupersedePolicy  // who may supersede whom (supersede.go); nil is SupersedeSameUID
+	resolver         WorkloadResolver // the workload rule's (identity.go); nil turns the rule off
 }
 
 // WithPluginHandover turns handover on (the default) or off. It applies only
@@ -50,8 +50,20 @@ func WithStandbyGrace(d time.Duration) Option {
 // decides, as it does everywhere with the rule off. Plugins that did not opt
 // into handover are never refused by it.
 func WithWorkloadIdentity(enabled bool) Option {
+	if enabled {
+		return WithWorkloadResolver(KubernetesResolver{})
+	}
+	return WithWorkloadResolver(nil)
+}
+
+// WithWorkloadResolver sets what the workload rule knows of the runtime's
+// pods: where a plugin's process runs, which workload that is, which
+// instance is newer, and whether its pod opts plugins written for upstream
+// into handover (resolver.go). KubernetesResolver is the default; nil turns
+// the rule off, as WithWorkloadIdentity(false) does.
+func WithWorkloadResolver(resolver WorkloadResolver) Option {
 	return func(r *Adaptation) error {
-		r.reg.policy.workload = enabled
+		r.reg.policy.resolver = resolver
 		return nil
 	}
 }

@@ -9,6 +9,8 @@ package adaptation
 // admission rules (admission.go) then compare the verified identities
 // (SupersedeSameWorkload) and take precedence from the pod's
 // pod-template-generation (precedence) rather than from the plugin's word.
+// What of this is Kubernetes' (cgroup layouts, labels, the generation) is
+// the WorkloadResolver's (resolver.go).
 
 import (
 	"context"
@@ -51,16 +53,6 @@ type PeerPod struct {
 	// (workloadgroup.go).
 	Handover string
 }
-
-// podLabels differ between two pods of one workload and are ignored when
-// deciding whether two pods belong to the same workload: the revision labels
-// (pod-template-hash is the Deployment's equivalent of the DaemonSet's two)
-// and the labels the kubelet adds to every pod sandbox it asks the runtime
-// for, naming that one pod (kuberuntime's newPodLabels; the namespace label
-// is left in, it is the same for both). Found on a real node: without the
-// kubelet's labels no rollout was the same workload.
-var podLabels = []string{"pod-template-generation", "controller-revision-hash", "pod-template-hash",
-	"io.kubernetes.pod.name", "io.kubernetes.pod.uid"}
 
 // parseProcCgroup returns the cgroup path of a /proc/<pid>/cgroup file:
 // the unified ("0::") line on cgroup v2 or hybrid, else the first v1
@@ -258,10 +250,15 @@ func (e *IdentityRefusal) Error() string {
 }
 
 // SupersedeSameWorkload: a pod instance may supersede only one in a pod of
-// the same namespace and workload labels (podLabels removed); a peer
-// outside any pod only one outside any pod with the same uid; an unknown
-// peer nobody and nobody it.
+// the same namespace and workload (KubernetesResolver's: its labels, but the
+// per-revision and per-pod ones); a peer outside any pod only one outside
+// any pod with the same uid; an unknown peer nobody and nobody it.
 func SupersedeSameWorkload(pred, succ PeerIdentity) error {
+	return supersedeSameWorkload(KubernetesResolver{}, pred, succ)
+}
+
+// supersedeSameWorkload is SupersedeSameWorkload with r naming workloads.
+func supersedeSameWorkload(r WorkloadResolver, pred, succ PeerIdentity) error {
 	refuse := func(r string) error { return &IdentityRefusal{Reason: r, Predecessor: pred, Successor: succ} }
 	switch {
 	case pred.Place == PeerUnknown || succ.Place == PeerUnknown:
@@ -275,33 +272,10 @@ func SupersedeSameWorkload(pred, succ PeerIdentity) error {
 		return nil
 	case pred.Pod.Namespace != succ.Pod.Namespace:
 		return refuse("other-namespace")
-	case !sameWorkload(pred.Pod.Labels, succ.Pod.Labels):
+	case r.Workload(pred.Pod) != r.Workload(succ.Pod):
 		return refuse("other-workload")
 	}
 	return nil
-}
-
-func sameWorkload(a, b map[string]string) bool {
-	strip := func(m map[string]string) map[string]string {
-		out := map[string]string{}
-		for k, v := range m {
-			out[k] = v
-		}
-		for _, k := range podLabels {
-			delete(out, k)
-		}
-		return out
-	}
-	sa, sb := strip(a), strip(b)
-	if len(sa) != len(sb) {
-		return false
-	}
-	for k, v := range sa {
-		if w, ok := sb[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // errIdentityUnsupported: the platform cannot read a peer's cgroup without
@@ -330,7 +304,7 @@ func (p *plugin) identity() PeerIdentity {
 // workloadChecked tells whether the workload rule applies between p and q:
 // it is on and both peers' cgroups can be verified on this platform.
 func (g *registry) workloadChecked(p, q *plugin) bool {
-	return g.policy.workload && !errors.Is(p.cgroupErr, errIdentityUnsupported) && !errors.Is(q.cgroupErr, errIdentityUnsupported)
+	return g.policy.resolver != nil && !errors.Is(p.cgroupErr, errIdentityUnsupported) && !errors.Is(q.cgroupErr, errIdentityUnsupported)
 }
 
 // precedence is p's rollout generation: its pod's pod-template-generation
@@ -338,7 +312,7 @@ func (g *registry) workloadChecked(p, q *plugin) bool {
 // rollouts and rollbacks), else what p declared; ok is false when neither is
 // known. g.mu is held.
 func (g *registry) precedence(p *plugin) (gen uint64, ok bool) {
-	if g.policy.workload && p.ident != nil && p.ident.place == PeerInPod {
+	if g.policy.resolver != nil && p.ident != nil && p.ident.place == PeerInPod {
 		if pod := p.ident.pod; pod.HasTemplateGeneration && pod.TemplateGeneration >= 0 {
 			return uint64(pod.TemplateGeneration), true
 		}
@@ -353,7 +327,8 @@ func (g *registry) precedence(p *plugin) (gen uint64, ok bool) {
 // opted-in p could take over) are placed from the same listing: the pods and
 // containers the ledger holds, before p is placed.
 func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
-	if !g.policy.workload || p.kind != kindExternal {
+	r := g.policy.resolver
+	if r == nil || p.kind != kindExternal {
 		return
 	}
 	g.mu.Lock()
@@ -385,7 +360,7 @@ func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
 			listed = true
 			for i, q := range todo {
 				if found[i] == nil {
-					place, pod := resolvePeer(q.cgroup, pods, ctrs)
+					place, pod := r.Place(q.cgroup, pods, ctrs)
 					found[i] = &verified{place: place, pod: pod}
 				}
 			}

@@ -54,7 +54,7 @@ func warnedRegistry(pol handoverPolicy) (*registry, *warnings) {
 // as failures.
 func TestMistakesAreWarnedAtRegistration(t *testing.T) {
 	t.Run("a renamed plugin beside its old name in the same workload", func(t *testing.T) {
-		g, w := warnedRegistry(handoverPolicy{workload: true})
+		g, w := warnedRegistry(handoverPolicy{resolver: KubernetesResolver{}})
 		old := inPod(g.optedIn("10", "myplugin", "uid-p-h1", 1, "v1"), "kube-system", "p-h1", "p", 1)
 		place(t, g, old)
 		g.switchNow(t, old)
@@ -65,7 +65,7 @@ func TestMistakesAreWarnedAtRegistration(t *testing.T) {
 		}
 	})
 	t.Run("two plugins of one pod, or of other workloads, are no rename", func(t *testing.T) {
-		g, w := warnedRegistry(handoverPolicy{workload: true})
+		g, w := warnedRegistry(handoverPolicy{resolver: KubernetesResolver{}})
 		a := inPod(g.optedIn("10", "cpu", "uid-p-h1", 1, "v1"), "kube-system", "p-h1", "p", 1)
 		place(t, g, a)
 		g.switchNow(t, a)

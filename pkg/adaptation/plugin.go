@@ -252,7 +252,7 @@ func (p *plugin) connect(conn net.Conn) (retErr error) {
 	if cred, err := peerCredentials(mux.Trunk()); err == nil {
 		p.cred = cred
 	}
-	if p.r.reg.policy.workload {
+	if p.r.reg.policy.resolver != nil {
 		p.cgroup, p.cgroupErr = peerCgroup(mux.Trunk())
 	}
 	return nil

@@ -44,8 +44,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -55,7 +53,7 @@ import (
 // HandoverWorkload tells the runtime that the connections of one plugin name
 // and index from pods of this workload are instances of one plugin, of which
 // one at a time receives events. An annotation rather than a label: labels
-// are part of the workload's identity (sameWorkload), and adding one would
+// are part of the workload's identity (KubernetesResolver), and adding one would
 // make the rollout that adds it a different workload; an annotation changes
 // no selector. On the pod rather than the DaemonSet: the runtime sees pods
 // only. The value names the rule, so that another one can be added.
@@ -76,7 +74,7 @@ var errIdled = errors.New("a newer instance of its workload took over")
 // newer could then only be guessed from the order of connections).
 // g.mu is held.
 func (g *registry) groupKey(p *plugin) (string, bool) {
-	if !g.r.handover || p.kind != kindExternal || !g.policy.workload || p.ident == nil || p.ident.place != PeerInPod {
+	if !g.r.handover || p.kind != kindExternal || g.policy.resolver == nil || p.ident == nil || p.ident.place != PeerInPod {
 		return "", false
 	}
 	pod := p.ident.pod
@@ -92,14 +90,7 @@ func (g *registry) groupKey(p *plugin) (string, bool) {
 			p.name(), pod.Namespace, pod.Name, HandoverAnnotation)
 		return "", false
 	}
-	var labels []string
-	for k, v := range pod.Labels {
-		if !slices.Contains(podLabels, k) {
-			labels = append(labels, k+"="+v)
-		}
-	}
-	sort.Strings(labels)
-	return strings.Join(append([]string{p.idx, p.base, pod.Namespace}, labels...), "\x00"), true
+	return strings.Join([]string{p.idx, p.base, pod.Namespace, g.policy.resolver.Workload(pod)}, "\x00"), true
 }
 
 // inGroup tells whether p was placed in a workload group.

@@ -83,6 +83,12 @@ func TestRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	figs := d.figures()
+	for _, want := range []string{"\nlongstop." + oursTakeover + ".longStop.maxWaitMs 8.50\n", "\nbusy/ctrs=1000.upstream.busy.windowMs 10050\n"} {
+		if !strings.Contains(figs, want) {
+			t.Errorf("figures lack %q:\n%s", want, figs)
+		}
+	}
 	for _, want := range []string{"## Targets", "| ours | 20 |", "0.500", "blocksync/upstream: boom", "## Micro-benchmarks",
 		"## Joining beside a long graceful stop", "wait at most 8.50 ms while a plugin takes over", "against 9999 ms while a plugin joins upstream's",
 		"## Taking over while BlockPluginSync is never idle", "synchronized to active in 4.50 ms", "at most 20 ms during our takeover against 10020 ms"} {

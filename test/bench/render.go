@@ -3,10 +3,12 @@ package main
 import (
 	_ "embed"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -524,6 +526,37 @@ func (d *doc) failureList() string {
 	var sb strings.Builder
 	for _, e := range f {
 		sb.WriteString("- " + strings.ReplaceAll(e, "\n", " ") + "\n")
+	}
+	return sb.String()
+}
+
+// figures lists the median of every figure of every experiment and arm,
+// "ID.ARM.KEY VALUE" as the tables print a median, for the documents'
+// figure check (hack/figures): a figure quoted elsewhere comes from here.
+func (d *doc) figures() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# make bench: written by the run, read by hack/figures; do not edit\n")
+	fmt.Fprintf(&sb, "commit %s\ndate %s\ncores %d\nload %s-%s\nminutes %.1f\n",
+		strings.ReplaceAll(d.Machine.Commit, " (with uncommitted changes)", "+changes"), strings.Fields(d.Machine.Date+" -")[0],
+		d.Machine.Cores, num(d.Machine.LoadMin), num(d.Machine.LoadMax), d.Machine.Duration.Minutes())
+	for _, id := range slices.Sorted(maps.Keys(d.res)) {
+		r := d.res[id]
+		for _, arm := range slices.Sorted(maps.Keys(r.arms)) {
+			keys := map[string]bool{}
+			for _, run := range r.arms[arm].runs {
+				for k := range run {
+					keys[k] = true
+				}
+			}
+			for _, k := range slices.Sorted(maps.Keys(keys)) {
+				fmt.Fprintf(&sb, "%s.%s.%s %s\n", id, arm, k, med(r.fig(arm, k), 1))
+				if arm != upstream && r.arms[upstream] != nil {
+					if q := r.ratio(arm, upstream, k); q.ok() {
+						fmt.Fprintf(&sb, "%s.%s/%s.%s %s\n", id, arm, upstream, k, med(q, 1))
+					}
+				}
+			}
+		}
 	}
 	return sb.String()
 }

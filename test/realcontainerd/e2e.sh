@@ -42,13 +42,18 @@ if [ "$(id -u)" != 0 ]; then
 	exit 0
 fi
 DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../realruntime/results.sh
+. "$DIR/../realruntime/results.sh"
+results_open e2e-containerd
 START=$SECONDS
 status=0
+# run NAME CMD...: one part; its counts go to the results as PART (NAME's
+# letter).
 run() {
 	local name=$1 t=$SECONDS rc
 	shift
 	echo "=== e2e-containerd: $name"
-	timeout -k 180 "$BOUND" "$@"
+	PART=${name%%:*} timeout -k 180 "$BOUND" "$@"
 	rc=$?
 	[ $rc != 124 ] || echo "=== e2e-containerd: $name: timed out after ${BOUND}s"
 	echo "=== e2e-containerd: $name: $([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)") in $((SECONDS - t))s"
@@ -70,4 +75,5 @@ run "S: graceful stops while instances take over, a legacy plugin counting $(pri
 run "N: containers/nri-plugins on stock containerd and on ours $(printf '(R=%s)' "${RN:-/tmp/nrn}")" \
 	env R="${RN:-/tmp/nrn}" STOCK="${RA:-/tmp/nrc}/bin" OURS="${RC:-/tmp/nrh}/ours/bin" "$DIR/nriplugins.sh"
 echo "=== e2e-containerd: $([ $status = 0 ] && echo PASSED || echo FAILED) in $((SECONDS - START))s"
+results_close "$([ $status = 0 ] && echo passed || echo failed)"
 exit $status

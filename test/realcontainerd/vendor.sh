@@ -20,7 +20,14 @@ check() { # check NAME CMD...: one line per check
 	shift
 	if "$@" >/dev/null 2>&1; then echo "PASS: $name"; pass=$((pass + 1)); else echo "FAIL: $name"; fail=$((fail + 1)); fi
 }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ] && [ "$pass" -gt 0 ]; }
+# shellcheck source=../realruntime/results.sh
+. "$(dirname "$0")/../realruntime/results.sh"
+finish() {
+	echo "$pass passed, $fail failed"
+	result "${PART:-all}.passed" "$pass"
+	result "${PART:-all}.failed" "$fail"
+	[ "$fail" = 0 ] && [ "$pass" -gt 0 ]
+}
 export GOWORK=off GOFLAGS=-mod=mod
 
 dir=$(cd "$REPO" && go mod download -json "$MOD@$CONTAINERD_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')

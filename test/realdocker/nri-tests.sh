@@ -110,6 +110,8 @@ for f in stock ours; do
 	n=$(grep -c ' PASS$' "$R/nri-results-$f" || true)
 	m=$(grep -c ' FAIL$' "$R/nri-results-$f" || true)
 	echo "$f: $n passed, $m failed ($(tail -1 "$R/nri-tests-$f.log"))"
+	result "moby-$f.passed" "$n"
+	result "moby-$f.failed" "$m"
 	expect "$f: moby's NRI tests ran (at least the 4 top-level tests)" \
 		[ "$(grep -cE '^TestNRI[A-Za-z]* ' "$R/nri-results-$f")" -ge 4 ]
 done

@@ -21,10 +21,14 @@ if [ "$(id -u)" != 0 ]; then
 fi
 DIR=$(cd "$(dirname "$0")" && pwd)
 export R=${R:-/tmp/nrdk-ish}
+# shellcheck source=../realruntime/results.sh
+. "$DIR/../realruntime/results.sh"
+results_open e2e-docker
 rc=0
-for suite in e2e nri-tests; do
-	[ -x "$DIR/$suite.sh" ] || continue
-	echo "=== e2e-docker: $suite.sh"
-	timeout -k 30 "$BOUND" "$DIR/$suite.sh" || { echo "=== e2e-docker: $suite.sh FAILED (status $?)"; rc=1; }
+for suite in H:e2e M:nri-tests; do
+	[ -x "$DIR/${suite#*:}.sh" ] || continue
+	echo "=== e2e-docker: ${suite#*:}.sh"
+	PART=${suite%%:*} timeout -k 30 "$BOUND" "$DIR/${suite#*:}.sh" || { echo "=== e2e-docker: ${suite#*:}.sh FAILED (status $?)"; rc=1; }
 done
+results_close "$([ $rc = 0 ] && echo passed || echo failed)"
 exit $rc

@@ -54,6 +54,8 @@ fi
 . "$REPO/test/realruntime/lib.sh"
 # shellcheck source=scenario.sh
 . "$DIR/scenario.sh"
+results_open e2e-kubernetes
+result scenarios "${SCENARIOS// /,}"
 # A run starts from an empty cluster (the certificates and builds are kept).
 rm -rf "$R"/{etcd,kubelet,logs,manifests,ev,podlogs-k} "$R/containerd.log"
 mkdir -p "$R"/{pki,etcd,kubelet,logs,manifests}
@@ -463,6 +465,7 @@ record_stop
 read -r n f m < <(load_counts c)
 e=$(create_errors c)
 read -r c one wrong dbl none win < <(stamp_counts c 2>/dev/null)
+result_counts c "$n" "$f" "$e" "$c" "$one" "$win"
 expect "control: upstream NRI fails container creations during the surge ($e CreateContainer calls failed; ours: 0 in s1-s4)" [ "$e" -gt 0 ]
 echo "  control: $n pods, $f not Ready within 60 s, slowest Ready after ${m}s (the kubelet retries); $c containers created, $((one + wrong)) stamped once, $dbl twice, $((none + win)) none; rollout ${ROLLOUT_S}s"
 echo "  control: what failed: $(grep -ohE 'plugins [^,]*both tried to set [^"]*' "$R/ev/c.create-errors" | head -1 | tr -d '\\')"
@@ -473,3 +476,6 @@ want s1 && want s2 && want s3 && want c && (cd "$REPO" && go run ./test/realkube
 	-titles 's1=Rollout v1 → v2 under load (containerd on this module),s2=kubectl rollout undo,s3=kill -9 of the active instance; then the new pod deleted while a candidate,c=Control: the same rollout on stock containerd v2.4.2 (upstream NRI)' \
 	-o "$R/kubernetes-rollout.svg") && echo "  timeline: $R/kubernetes-rollout.svg"
 summary
+rc=$?
+results_close "$([ $rc = 0 ] && echo passed || echo failed)"
+exit $rc

@@ -131,12 +131,17 @@ rollout_to() {
 		{\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/image\", \"value\": \"$ANN_IMAGE:$1\"},
 		{\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/args/0\", \"value\": \"-version=$1\"}]" >/dev/null
 }
-# rollout_wait: kubectl rollout status, its duration in ROLLOUT_S.
+# rollout_wait: kubectl rollout status, its duration in ROLLOUT_S (and the
+# scenario's durations, comma-separated, in the results).
+declare -A ROLLOUTS
+SC=${SC:-setup}
 rollout_wait() {
 	local t0=$EPOCHREALTIME rc=0
 	kcs rollout status ds/nri-annotator --timeout="${1:-300}s" >/dev/null || rc=$?
 	ROLLOUT_S=$(awk "BEGIN {printf \"%.1f\", $EPOCHREALTIME - $t0}")
 	mark "rollout done rc=$rc ${ROLLOUT_S}s"
+	ROLLOUTS[$SC]+=${ROLLOUTS[$SC]:+,}$ROLLOUT_S
+	result "$SC.rollouts-s" "${ROLLOUTS[$SC]}"
 	return $rc
 }
 
@@ -295,8 +300,18 @@ takeover_report() {
 	out=$("$R/bin/takeovers" -containerd-log "$R/containerd.log" -ev "$R/ev" -scenario "$1" -bound "${TAKEOVER_BOUND}s" 2>&1) || true
 	printf '%s\n' "$out" | grep -v '^summary:' || true
 	read -r n within sa ra gap sgap < <(printf '%s\n' "$out" | sed -n 's/^summary: takeovers=\([0-9]*\) within=\([0-9]*\) max-synced-active=\([0-9.]*\) max-registered-active=\([0-9.]*\) gap=\([0-9.]*\) stop-gap=\([0-9.]*\)$/\1 \2 \3 \4 \5 \6/p')
+	result "$1.takeovers" "${n:-0}"
+	result "$1.synchronized-to-active-max-s" "${sa:-?}"
+	result "$1.registered-to-active-max-s" "${ra:-?}"
 	expect "$1: each of ${n:-0} takeovers went from synchronized to active within ${TAKEOVER_BOUND}s (request timeout + hold; longest ${sa:-?}s; registration → active at most ${ra:-?}s), while BlockPluginSync's calls left a gap of at most ${gap:-?}s (stop-side calls ${sgap:-?}s)" \
 		[ "${n:-0}" -ge 1 -a "${within:-x}" = "${n:-0}" ]
+}
+
+# result_counts SC PODS FAILED CREATE-ERRORS CONTAINERS STAMPED-ONCE WINDOW:
+# SC's counts in the run's results (results.sh).
+result_counts() {
+	result "$1.pods" "$2"; result "$1.pods-failed" "$3"; result "$1.create-errors" "$4"
+	result "$1.containers" "$5"; result "$1.stamped-once" "$6"; result "$1.unstamped-while-none" "$7"
 }
 
 # check_rollout SC [nokill|kill]: the checks of a rollout on our NRI; with
@@ -309,6 +324,8 @@ check_rollout() {
 	e=$(create_errors "$sc")
 	expect "$sc: $n pods created on the node during the rollout, $f failed, $e CreateContainer calls failed (slowest Ready after ${m}s)" [ "$f" = 0 -a "$e" = 0 -a "$n" -ge 3 ]
 	read -r c one wrong dbl none win < <(stamp_counts "$sc")
+	result_counts "$sc" "$n" "$f" "$e" "$c" "$one" "$win"
+	result "$sc.slowest-ready-s" "$m"
 	if [ "${2:-}" = kill ]; then
 		expect "$sc: $c containers created, each with exactly one stamp from the instance active at its creation, or none while no instance was active ($one; $win while none was; $wrong from another, $dbl twice, $none none)" \
 			[ "$((one + win))" = "$c" -a "$c" -ge 3 ]
@@ -318,10 +335,13 @@ check_rollout() {
 	fi
 	takeover_report "$sc"
 	read -r k late < <(ready_after_active "$sc")
+	result "$sc.new-pods" "$k"
+	result "$sc.ready-after-active" "$late"
 	expect "$sc: each new plugin pod turned Ready only after containerd made it the active instance ($late of $k)" [ "$k" -ge 1 -a "$late" = "$k" ]
 	[ "${2:-}" = nokill ] || return 0
 	del=$(old_deleted "$sc")
 	read -r lo s0 < <(available_between "$sc" 0 "${del:-9e99}")
+	result "$sc.available-lowest" "$lo"
 	expect "$sc: the DaemonSet's numberAvailable never dropped until the controller deleted the old pod (lowest $lo)" [ "$lo" -ge 1 -a -n "$del" ]
 	read -r lo2 s2 < <(available_between "$sc" "${del:-9e99}" 9e99)
 	echo "  $sc: after the deletion, numberAvailable $lo2 for ${s2}s while the old pod terminated (the controller counts a node's oldest pod, terminating or not)"
@@ -362,6 +382,7 @@ check_kill_switch() {
 	e=$(create_errors "$sc")
 	expect "$sc: $n pods created on the node during both rollouts, $f failed, $e CreateContainer calls failed (slowest Ready after ${m}s)" [ "$f" = 0 -a "$e" = 0 -a "$n" -ge 3 ]
 	read -r c one wrong dbl none win < <(stamp_counts "$sc")
+	result_counts "$sc" "$n" "$f" "$e" "$c" "$one" "$win"
 	expect "$sc: $c containers created, each with exactly one stamp from the instance active at its creation ($one; $wrong from another, $dbl twice, $none none, $win while none was)" \
 		[ "$one" = "$c" -a "$c" -ge 3 ]
 	off=$(log_count "$sc" 'superseded by .*, which does not use handover')

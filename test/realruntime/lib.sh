@@ -19,6 +19,8 @@ export PATH="$R/bin:$(go env GOROOT)/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 START=$SECONDS
 step() { echo "== [$((SECONDS - START))s] $*"; }
 
+# shellcheck source=results.sh
+. "$(dirname "${BASH_SOURCE[0]}")/results.sh"
 FAILED=0
 fail() { echo "FAIL: $*"; FAILED=$((FAILED + 1)); }
 # expect DESCRIPTION COMMAND...: a check that counts, not one that aborts.
@@ -33,8 +35,11 @@ wait_for() {
 # summary: the last line of a run, "N passed, N failed"; the exit status.
 PASSED=0
 pass() { echo "PASS: $*"; PASSED=$((PASSED + 1)); }
+# With a results file open (results.sh), PART's counts go into it.
 summary() {
 	echo "$PASSED passed, $FAILED failed"
+	result "${PART:-all}.passed" "$PASSED"
+	result "${PART:-all}.failed" "$FAILED"
 	[ "$FAILED" = 0 ]
 }
 

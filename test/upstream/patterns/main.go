@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -486,6 +487,7 @@ func restart(ctx context.Context, gap int) error {
 func main() {
 	before := flag.Int("before", 10, "containers created before the rollout")
 	during := flag.Int("during", 20, "containers created while both instances run")
+	results := flag.String("results", "", "also write each result as \"KEY VALUE\" to this file (docs/results/patterns.txt: the documents quote it, hack/figures checks)")
 	flag.Parse()
 	ctx := context.Background()
 	steps := []func() error{
@@ -507,4 +509,44 @@ func main() {
 	for _, r := range rows {
 		fmt.Printf("| %s | %s | %s |\n", r.pattern, r.measure, strings.ReplaceAll(r.value, "|", "\\|"))
 	}
+	if *results != "" {
+		if err := writeResults(*results); err != nil {
+			fmt.Fprintln(os.Stderr, "patterns:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// writeResults writes each row as "PATTERN.MEASURE VALUE", each part a slug
+// of its first words (slug), under the commit it ran on.
+func writeResults(path string) error {
+	commit, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		commit = []byte("unknown")
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# make patterns: written by the run, read by hack/figures; do not edit\ncommit %s\ndate %s\n",
+		strings.TrimSpace(string(commit)), time.Now().UTC().Format("2006-01-02"))
+	seen := map[string]bool{}
+	for _, r := range rows {
+		k := slug(r.pattern, 8) + "." + slug(r.measure, 4)
+		if seen[k] {
+			return fmt.Errorf("two results named %s", k)
+		}
+		seen[k] = true
+		fmt.Fprintf(&sb, "%s %s\n", k, strings.TrimSpace(r.value))
+	}
+	return os.WriteFile(path, []byte(sb.String()), 0o644)
+}
+
+// slug is s's first n words, lower-case, letters and digits only, joined by
+// "-".
+func slug(s string, n int) string {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '\'')
+	})
+	for i := range words {
+		words[i] = strings.ReplaceAll(words[i], "'", "")
+	}
+	return strings.Join(words[:min(n, len(words))], "-")
 }
