@@ -363,6 +363,7 @@ read -r n f m < <(load_counts s5)
 e=$(create_errors s5)
 expect "s5: $n pods created on the node during both rollouts, $f failed, $e CreateContainer calls failed (slowest Ready after ${m}s)" [ "$f" = 0 -a "$e" = 0 -a "$n" -ge 3 ]
 read -r c once none twice unrec < <(rlimit_counts s5)
+result_rlimits s5 "$n" "$f" "$e" "$c" "$once" "$none" "$twice"
 # A CreateContainer in flight at the killed instance when the kill lands
 # goes on without it, as upstream's does when a plugin dies mid-call
 # (containerd: "failed to handle CreateContainer, proceeding without it"):
@@ -399,6 +400,7 @@ record_stop
 read -r n f m < <(load_counts cu)
 e=$(create_errors cu)
 read -r c once none twice unrec < <(rlimit_counts cu 2>/dev/null)
+result_rlimits cu "$n" "$f" "$e" "$c" "$once" "$none" "$twice"
 expect "cu: without the annotation both instances get every event and creations fail while both are connected ($e CreateContainer calls failed; s5: 0)" [ "$e" -gt 0 ]
 echo "  cu: $n pods, $f not Ready within 60 s, slowest Ready after ${m}s (the kubelet retries); $c load containers, $once adjusted once, $none not, $twice twice, $unrec unrecorded; ran $(awk "BEGIN {printf \"%.0f\", $EPOCHREALTIME - $t5}")s"
 echo "  cu: what failed: $(grep -ohE 'plugins [^,]*both tried to set [^"]*' "$R/ev/cu.create-errors" | head -1 | tr -d '\\')"

@@ -498,7 +498,15 @@ ul_rollout_wait() {
 	kcs rollout status "ds/$UL_DS" --timeout="${1:-300}s" >/dev/null || rc=$?
 	ROLLOUT_S=$(awk "BEGIN {printf \"%.1f\", $EPOCHREALTIME - $t0}")
 	mark "$UL_DS rollout done rc=$rc ${ROLLOUT_S}s"
+	ROLLOUTS[$SC]+=${ROLLOUTS[$SC]:+,}$ROLLOUT_S
+	result "$SC.rollouts-s" "${ROLLOUTS[$SC]}"
 	return $rc
+}
+# result_rlimits SC PODS NOT-READY CREATE-ERRORS CONTAINERS ONCE NONE TWICE:
+# s5's or cu's counts in the run's results (results.sh).
+result_rlimits() {
+	result "$1.pods" "$2"; result "$1.pods-failed" "$3"; result "$1.create-errors" "$4"
+	result "$1.containers" "$5"; result "$1.rlimit-once" "$6"; result "$1.rlimit-none" "$7"; result "$1.rlimit-twice" "$8"
 }
 # ul_pod GEN: the plugin's pod of template generation GEN, once it exists.
 ul_pod() { kcs get pods -l "app.kubernetes.io/name=$UL_DS,pod-template-generation=$1" -o jsonpath='{.items[0].metadata.name}' 2>/dev/null | grep .; }
