@@ -35,7 +35,7 @@ func TestCheckFindsEveryKindOfMismatch(t *testing.T) {
 	if n, err := check(root); err != nil || n != 4 {
 		t.Fatalf("matching figures: %d checked, %v", n, err)
 	}
-	write("docs/a.md", "A 81<!--fig e2e-x A.passed-->, (B 3<!--fig e2e-x B.passed-->), 5<!--fig e2e-y A.passed-->\n")
+	write("docs/a.md", "A 81<!--fig e2e-x A.passed-->, (B 3<!--fig e2e-x B.passed-->), 5<!--fig e2e-y A.passed-->\n58 checks (to be regenerated)\n")
 	_, err := check(root)
 	if err == nil {
 		t.Fatal("mismatches not found")
@@ -44,6 +44,7 @@ func TestCheckFindsEveryKindOfMismatch(t *testing.T) {
 		`docs/a.md:1: e2e-x A.passed is "81" here and "82" in its run (commit abc123)`,
 		`docs/a.md:1: docs/results/e2e-x.txt has no B.passed`,
 		`docs/a.md:1: A.passed quotes a run with no results (docs/results/e2e-y.txt)`,
+		`docs/a.md:2: a figure "to be regenerated"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
