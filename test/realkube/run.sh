@@ -467,7 +467,7 @@ record_stop
 read -r n f m < <(load_counts c)
 e=$(create_errors c)
 read -r c one wrong dbl none win < <(stamp_counts c 2>/dev/null)
-result_counts c "$n" "$f" "$e" "$c" "$one" "$win"
+result_counts c "$n" "$f" "$e" "$c" "$((one + wrong))" "$win" # upstream names no instance: a stamp counts once
 expect "control: upstream NRI fails container creations during the surge ($e CreateContainer calls failed; ours: 0 in s1-s4)" [ "$e" -gt 0 ]
 echo "  control: $n pods, $f not Ready within 60 s, slowest Ready after ${m}s (the kubelet retries); $c containers created, $((one + wrong)) stamped once, $dbl twice, $((none + win)) none; rollout ${ROLLOUT_S}s"
 echo "  control: what failed: $(grep -ohE 'plugins [^,]*both tried to set [^"]*' "$R/ev/c.create-errors" | head -1 | tr -d '\\')"
