@@ -18,7 +18,8 @@ results_open() {
 	mkdir -p "$(dirname "$RESULTS")"
 	{
 		echo "# make $1: written by the run, read by hack/figures; do not edit"
-		echo "commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet HEAD -- . ':!docs' 2>/dev/null || echo +changes)"
+		# +changes: code differs from the commit (documents do not count)
+		echo "commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet HEAD -- . ':!docs' ':!*.md' 2>/dev/null || echo +changes)"
 		echo "date $(date -u +%Y-%m-%d)"
 		echo "cores $(nproc)"
 	} >"$RESULTS.part"
