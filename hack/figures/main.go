@@ -7,6 +7,8 @@
 //
 //	A 82<!--fig e2e-containerd A.passed--> checks
 //
+// Line counts are "loc" figures, counted from the tree: <!--fig loc PATH-->.
+//
 // The figure is as many words before the marker as the run's value has,
 // the first of them cut at one of "(|[", without emphasis: "35 of 35" in
 // "(35 of 35<!--fig ...-->)". A document may not say a figure is "to be
@@ -79,6 +81,14 @@ func check(root string) (int, error) {
 			for _, m := range markerRE.FindAllStringSubmatchIndex(line, -1) {
 				n++
 				suite, key := line[m[2]:m[3]], line[m[4]:m[5]]
+				if suite == "loc" { // counted here, from the source
+					run, err := countLines(root, key)
+					if err != nil {
+						errs = append(errs, fmt.Errorf("%s: %w", where, err))
+						continue
+					}
+					results[suite] = map[string]string{"commit": "the tree", key: run}
+				}
 				run, ok := results[suite]
 				if !ok {
 					errs = append(errs, fmt.Errorf("%s: %s quotes a run with no results (docs/results/%s.txt)", where, key, suite))
@@ -135,6 +145,10 @@ func fillIn(root string) error {
 			last := 0
 			for _, m := range markerRE.FindAllStringSubmatchIndex(line, -1) {
 				v, ok := results[line[m[2]:m[3]]][line[m[4]:m[5]]]
+				if line[m[2]:m[3]] == "loc" {
+					n, err := countLines(root, line[m[4]:m[5]])
+					v, ok = n, err == nil
+				}
 				before := line[last:m[0]]
 				if ok {
 					i := figureStart(before, v)
@@ -157,6 +171,22 @@ func fillIn(root string) error {
 		}
 	}
 	return nil
+}
+
+// countLines is the "loc" run, counted from the tree: the lines of a Go
+// file at path that are neither blank nor comments.
+func countLines(root, path string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		return "", fmt.Errorf("loc %s: %w", path, err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "//") {
+			n++
+		}
+	}
+	return fmt.Sprint(n), nil
 }
 
 // figureStart is where the figure that ends s begins: as many words back

@@ -12,7 +12,7 @@ import (
 func TestDocumentsQuoteTheirRuns(t *testing.T) {
 	n, err := check(filepath.Join("..", ".."))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n(after a run, `go run ./hack/figures -fill` writes its figures into the documents)", err)
 	}
 	t.Logf("%d quoted figures match their runs", n)
 }
@@ -49,6 +49,15 @@ func TestCheckFindsEveryKindOfMismatch(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
+	}
+	write("pkg/x.go", "package x\n\n// doc\nfunc f() {}\n")
+	write("docs/a.md", "x.go has 3<!--fig loc pkg/x.go--> lines\n")
+	if _, err := check(root); err == nil || !strings.Contains(err.Error(), `loc pkg/x.go is "3" here and "2" in its run`) {
+		t.Errorf("a line count that differs from the source: %v", err)
+	}
+	write("docs/a.md", "x.go has 2<!--fig loc pkg/x.go--> lines\n")
+	if _, err := check(root); err != nil {
+		t.Errorf("a line count that matches the source: %v", err)
 	}
 	write("docs/results/e2e-z.txt", "A.passed 1\n")
 	if _, err := check(root); err == nil || !strings.Contains(err.Error(), "no commit line") {

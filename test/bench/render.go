@@ -537,7 +537,7 @@ func (d *doc) figures() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# make bench: written by the run, read by hack/figures; do not edit\n")
 	fmt.Fprintf(&sb, "commit %s\ndate %s\ncores %d\nload %s-%s\nminutes %.1f\n",
-		strings.ReplaceAll(d.Machine.Commit, " (with uncommitted changes)", "+changes"), strings.Fields(d.Machine.Date+" -")[0],
+		strings.ReplaceAll(d.Machine.Commit, " (with uncommitted changes)", "+changes"), strings.Fields(d.Machine.Date + " -")[0],
 		d.Machine.Cores, num(d.Machine.LoadMin), num(d.Machine.LoadMax), d.Machine.Duration.Minutes())
 	for _, id := range slices.Sorted(maps.Keys(d.res)) {
 		r := d.res[id]

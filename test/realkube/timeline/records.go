@@ -213,7 +213,7 @@ func readScenario(dir, sc string) (*scenario, error) {
 const describe = `(\S+)(?: version (\S+))?(?: instance (\S+))?(?: generation (\d+))?`
 
 var (
-	timeRE     = regexp.MustCompile(`^time="([^"]+)"`)
+	timeRE = regexp.MustCompile(`^time="([^"]+)"`)
 	// (a successor without handover, the kill switch rolled out, is
 	// named with what that means)
 	takeoverRE = regexp.MustCompile(`^plugin ` + describe + ` superseded by ` + describe + `(?:, which does not use handover: .*)?$`)
