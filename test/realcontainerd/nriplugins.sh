@@ -81,19 +81,7 @@ for p in sgx-epc memory-qos; do
 done
 
 step "runtimes"
-# have DIR: DIR holds containerd, its runc shim and ctr.
-have() { [ -n "$1" ] && [ -x "$1/containerd" ] && [ -x "$1/containerd-shim-runc-v2" ] && [ -x "$1/ctr" ]; }
-if have "${STOCK:-}"; then
-	cp "$STOCK"/{containerd,containerd-shim-runc-v2,ctr} "$R/stock/bin/"
-else
-	(R=$R/stock; install_stock_containerd)
-fi
-if [ -n "${STOCK:-}" ] && [ -x "$STOCK/crictl" ]; then cp "$STOCK/crictl" "$R/bin/"; else install_crictl; fi
-if have "${OURS:-}"; then
-	cp "$OURS"/{containerd,containerd-shim-runc-v2,ctr} "$R/ours/bin/"
-else
-	R=$R "$REPO/test/realcontainerd/build-containerd.sh" >"$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
-fi
+install_both_containerds
 BASE_PATH=$PATH
 use_runtime() { export PATH="$R/$1/bin:$BASE_PATH"; }
 nri_of() { go version -m "$R/$1/bin/containerd" | awk '$1 == "dep" && $2 ~ /^github.com\/(containerd\/nri|nri-handover\/nri)$/ {print $2 "@" $3}' | paste -sd' '; }

@@ -53,19 +53,7 @@ NRI_REQUEST_TIMEOUT=60s
 step "packages and binaries"
 install_packages
 mkdir -p "$R/stock/bin" "$R/ours/bin"
-# have DIR: DIR holds containerd, its runc shim and ctr.
-have() { [ -n "$1" ] && [ -x "$1/containerd" ] && [ -x "$1/containerd-shim-runc-v2" ] && [ -x "$1/ctr" ]; }
-if have "${STOCK:-}"; then
-	cp "$STOCK"/{containerd,containerd-shim-runc-v2,ctr} "$R/stock/bin/"
-else
-	(R=$R/stock; install_stock_containerd)
-fi
-if [ -n "${STOCK:-}" ] && [ -x "$STOCK/crictl" ]; then cp "$STOCK/crictl" "$R/bin/"; else install_crictl; fi
-if have "${OURS:-}"; then
-	cp "$OURS"/{containerd,containerd-shim-runc-v2,ctr} "$R/ours/bin/"
-else
-	R=$R "$REPO/test/realcontainerd/build-containerd.sh" >"$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
-fi
+install_both_containerds
 (cd "$REPO" && go build -o "$R/bin/restart-annotator" ./test/realcontainerd/annotator)
 # Upstream's plugin links the released containerd/nri: never in a workspace.
 (cd "$REPO" && GOWORK=off go build -o "$R/bin/upstream-plugin" ./test/upstream/plugin)

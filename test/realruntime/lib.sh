@@ -73,6 +73,24 @@ install_stock_containerd() {
 	fi
 }
 
+# install_both_containerds: stock containerd into $R/stock/bin and ours into
+# $R/ours/bin, copied from STOCK and OURS (a part that ran before built them)
+# or installed and built; crictl into $R/bin likewise.
+install_both_containerds() {
+	have() { [ -n "$1" ] && [ -x "$1/containerd" ] && [ -x "$1/containerd-shim-runc-v2" ] && [ -x "$1/ctr" ]; }
+	if have "${STOCK:-}"; then
+		cp "$STOCK"/{containerd,containerd-shim-runc-v2,ctr} "$R/stock/bin/"
+	else
+		(R=$R/stock; install_stock_containerd)
+	fi
+	if [ -n "${STOCK:-}" ] && [ -x "$STOCK/crictl" ]; then cp "$STOCK/crictl" "$R/bin/"; else install_crictl; fi
+	if have "${OURS:-}"; then
+		cp "$OURS"/{containerd,containerd-shim-runc-v2,ctr} "$R/ours/bin/"
+	else
+		R=$R "$REPO/test/realcontainerd/build-containerd.sh" >"$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
+	fi
+}
+
 # oci_archive NAME ROOTFS OUT ENTRYPOINT_JSON [FIELD] writes a one-layer OCI
 # image layout as a tar that `ctr images import` and `docker load` accept;
 # FIELD (Entrypoint by default, Cmd for images whose command `docker run`

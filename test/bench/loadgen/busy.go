@@ -125,14 +125,7 @@ func Busy(ctx context.Context, h Harness, cfg BusyConfig, launch func() error) (
 	if cfg.Interval <= 0 || cfg.HoldEvery <= 0 || cfg.HoldFor <= 0 || cfg.Stop <= 0 {
 		return nil, errors.New("busy: interval, hold-every, hold-for and stop must be positive")
 	}
-	want := cfg.Instance
-	p := &pacer{
-		rt:          h,
-		interval:    cfg.Interval,
-		changeEvery: cfg.ChangeEvery,
-		seen:        make(chan struct{}),
-		watch:       func(ann map[string]string) bool { return ann[MarkKey(cfg.Name)] == want },
-	}
+	p := newMarkPacer(h, cfg.Interval, cfg.ChangeEvery, cfg.Name, cfg.Instance)
 	clk := &busyClock{}
 	type probe struct {
 		sched time.Time
@@ -204,7 +197,7 @@ func Busy(ctx context.Context, h Harness, cfg BusyConfig, launch func() error) (
 		finish()
 		return nil, fmt.Errorf("launch plugin: %w", err)
 	}
-	if err := p.awaitSeen(ctx, cfg.Timeout, cfg.Name, want); err != nil {
+	if err := p.awaitSeen(ctx, cfg.Timeout, cfg.Name, cfg.Instance); err != nil {
 		finish()
 		return nil, err
 	}

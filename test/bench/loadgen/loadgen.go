@@ -52,6 +52,17 @@ type sample struct {
 // the next ones start back to back until the schedule is caught up, and each
 // one's latency counts from its scheduled start, so a stall shows up in every
 // operation that should have run during it (no coordinated omission).
+// newMarkPacer paces operations until instance of plugin name marks one.
+func newMarkPacer(rt Runtime, interval time.Duration, changeEvery int, name, instance string) *pacer {
+	return &pacer{
+		rt:          rt,
+		interval:    interval,
+		changeEvery: changeEvery,
+		seen:        make(chan struct{}),
+		watch:       func(ann map[string]string) bool { return ann[MarkKey(name)] == instance },
+	}
+}
+
 type pacer struct {
 	rt       Runtime
 	interval time.Duration
@@ -172,14 +183,7 @@ func Stall(ctx context.Context, rt Runtime, cfg StallConfig, launch func() error
 	if cfg.Interval <= 0 {
 		return nil, errors.New("stall: interval must be positive")
 	}
-	want := cfg.Instance
-	p := &pacer{
-		rt:          rt,
-		interval:    cfg.Interval,
-		changeEvery: cfg.ChangeEvery,
-		seen:        make(chan struct{}),
-		watch:       func(ann map[string]string) bool { return ann[MarkKey(cfg.Name)] == want },
-	}
+	p := newMarkPacer(rt, cfg.Interval, cfg.ChangeEvery, cfg.Name, cfg.Instance)
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -197,7 +201,7 @@ func Stall(ctx context.Context, rt Runtime, cfg StallConfig, launch func() error
 		finish()
 		return nil, fmt.Errorf("launch plugin: %w", err)
 	}
-	if err := p.awaitSeen(ctx, cfg.Timeout, cfg.Name, want); err != nil {
+	if err := p.awaitSeen(ctx, cfg.Timeout, cfg.Name, cfg.Instance); err != nil {
 		finish()
 		return nil, err
 	}
