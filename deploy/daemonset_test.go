@@ -10,6 +10,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -199,6 +200,21 @@ var checks = []struct {
 		return nil
 	}},
 
+	// The operator's kill switch, where the manifest sets it, must be a value
+	// the stub accepts: any other stops the plugin at start, every pod of the
+	// rollout crash-looping. The stub itself is asked, so the spellings live
+	// in one place.
+	{"the kill switch, where set, is a value the stub accepts", func(p *plugin) error {
+		e := p.env(stub.HandoverEnvVar)
+		if e == nil || e.ValueFrom != nil {
+			return nil
+		}
+		return withEnv(stub.HandoverEnvVar, e.Value, func() error {
+			_, err := stub.New(optionsProbe{}, stub.WithPluginName("check"), stub.WithPluginIdx("00"), stub.WithHandover())
+			return err
+		})
+	}},
+
 	{"the NRI socket directory is mounted from the host", func(p *plugin) error {
 		sock, ok := p.args["socket"]
 		if !ok {
@@ -323,6 +339,7 @@ func TestChecksCatchBrokenManifests(t *testing.T) {
 		{"no host network and no host ports, so two pods run side by side", "containerPort: 8080", "containerPort: 8080\n          hostPort: 8080"},
 		{"instance id and generation from the downward API", "fieldPath: metadata.uid", "fieldPath: metadata.name"},
 		{"instance id and generation from the downward API", "name: NRI_PLUGIN_GENERATION", "name: GENERATION"},
+		{"the kill switch, where set, is a value the stub accepts", "        - name: NRI_PLUGIN_INSTANCE_ID\n", "        - name: NRI_PLUGIN_HANDOVER\n          value: maybe\n        - name: NRI_PLUGIN_INSTANCE_ID\n"},
 		{"the NRI socket directory is mounted from the host", "path: /var/run/nri\n", "path: /run/containerd\n"},
 		{"the NRI socket directory is mounted from the host", "mountPath: /var/run/nri", "mountPath: /nri"},
 		{"the state file lives on the host", "-state-file=/var/lib/nri-annotator/state.json", "-state-file=/tmp/state.json"},
@@ -424,6 +441,29 @@ func (p *plugin) env(name string) *corev1.EnvVar {
 
 // containerPort resolves a probe's port, named or numbered, to a declared
 // container port.
+// optionsProbe is the smallest plugin the stub accepts: a check creates a stub
+// of it to ask whether the stub takes an option, and never runs it.
+type optionsProbe struct{}
+
+func (optionsProbe) RemoveContainer(context.Context, *api.PodSandbox, *api.Container) error {
+	return nil
+}
+
+// withEnv runs f with the variable name set to value, as the pod's
+// environment would, and restores it after.
+func withEnv(name, value string, f func() error) error {
+	old, had := os.LookupEnv(name)
+	os.Setenv(name, value)
+	defer func() {
+		if had {
+			os.Setenv(name, old)
+		} else {
+			os.Unsetenv(name)
+		}
+	}()
+	return f()
+}
+
 func (p *plugin) containerPort(port intstr.IntOrString) (int32, error) {
 	for _, cp := range p.ctr.Ports {
 		if (port.Type == intstr.String && cp.Name == port.StrVal) || (port.Type == intstr.Int && cp.ContainerPort == port.IntVal) {

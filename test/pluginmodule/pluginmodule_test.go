@@ -57,19 +57,25 @@ func readmeGoMod(t *testing.T, root string) string {
 }
 
 // newModule lays out a module in a temporary directory outside the
-// repository: go.mod from module and lines, main.go from testdata/src.
+// repository: go.mod from module and lines, its Go files from testdata/src.
 func newModule(t *testing.T, module, lines, src string) string {
 	t.Helper()
 	dir := t.TempDir()
-	main, err := os.ReadFile(filepath.Join("testdata", src, "main.go"))
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob(filepath.Join("testdata", src, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in testdata/%s: %v", src, err)
+	}
+	for _, f := range files {
+		buf, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	gomod := "module " + module + "\n\ngo 1.24.0\n\n" + lines
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), main, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -110,6 +116,8 @@ func TestPluginModuleHandover(t *testing.T) {
 	if out := mustGo(t, dir, "run", "github.com/nri-handover/nri/cmd/nri-depcheck", "./..."); !strings.Contains(out, "ok") {
 		t.Errorf("nri-depcheck: %q", out)
 	}
+	// README.md's "Try a handover before deploying": the author's own test.
+	mustGo(t, dir, "test", "-count=1", "./...")
 	// deploy/README.md's image recipe: vendored, the module builds alone.
 	mustGo(t, dir, "mod", "vendor")
 	mustGo(t, dir, "build", "-mod=vendor", "-o", "myplugin", ".")

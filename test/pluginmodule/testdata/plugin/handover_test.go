@@ -1,0 +1,75 @@
+// A test a plugin's author can copy: two instances of the plugin, run
+// in-process against nri-handover's in-memory runtime as a rollout runs
+// them, and v2 takes over from v1. README.md, "Try a handover before
+// deploying", points here; test/pluginmodule runs it in a module of its own.
+package main
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/containerd/nri/pkg/stub"
+	testruntime "github.com/nri-handover/nri/test/runtime"
+)
+
+func TestHandover(t *testing.T) {
+	// Bounds every wait, so that a bug fails the test instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	rt, err := testruntime.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop()
+	if err := rt.RunPod(ctx, testruntime.NewPod("pod0")); err != nil {
+		t.Fatal(err)
+	}
+	handledBy := func(id string) string {
+		adj, err := rt.CreateContainer(ctx, testruntime.NewContainer("pod0", id))
+		if err != nil {
+			t.Fatalf("creating %s: %v", id, err)
+		}
+		return adj.GetAnnotations()["handled-by"]
+	}
+
+	// run starts one instance, as one pod of the DaemonSet would: its own
+	// instance id, and a generation that grows with every rollout.
+	run := func(version, instance string, generation uint64) (stub.HandoverStub, <-chan error) {
+		s, err := stub.NewHandoverStub(plugin{version}, stub.WithPluginName("myplugin"), stub.WithPluginIdx("50"),
+			stub.WithSocketPath(rt.SocketPath()), stub.WithPluginVersion(version),
+			stub.WithInstanceID(instance), stub.WithGeneration(generation), stub.WithHandover())
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		if err := s.WaitReady(ctx); err != nil { // ready: the runtime made it active
+			t.Fatalf("%s never became active: %v", version, err)
+		}
+		return s, done
+	}
+
+	v1, v1Done := run("v1", "pod-a", 1)
+	if got := handledBy("c1"); got != "v1" {
+		t.Fatalf("c1 handled by %q, want v1", got)
+	}
+	v2, v2Done := run("v2", "pod-b", 2)
+	if got := handledBy("c2"); got != "v2" {
+		t.Fatalf("c2 handled by %q after the handover, want v2 alone", got)
+	}
+
+	// A superseded instance stays up, serving no events, until it is
+	// stopped (its pod deleted); then Run says why it ended.
+	v1.Stop()
+	if err := <-v1Done; !errors.Is(err, stub.ErrSuperseded) {
+		t.Errorf("v1's Run: %v, want superseded", err)
+	}
+	v2.Stop()
+	<-v2Done
+}
