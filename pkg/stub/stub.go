@@ -182,6 +182,12 @@ func newStub(p Plugin, opts ...Option) (*stub, error) {
 			"a superseded instance that restarts cannot be told from a successor; set $%s and $%s (deploy/daemonset.yaml) or WithInstanceID and WithGeneration",
 			s.Name(), InstanceIDEnvVar, GenerationEnvVar)
 	}
+	if s.handover && s.h.syncRound == nil {
+		// The runtime says so too, but in its own log, which the plugin's
+		// author may never read.
+		s.logger.Infof(context.Background(), "plugin %s opted into handover without delta rounds, so a runtime with "+
+			"adaptation.WithStandbyGrace cannot keep it as a standby: implement stub.SynchronizeRoundInterface", s.Name())
+	}
 	return s, nil
 }
 
