@@ -873,3 +873,41 @@ func TestFeaturesFollowOptIn(t *testing.T) {
 		})
 	}
 }
+
+// blockingSync blocks in Synchronize until released.
+type blockingSync struct {
+	onlyCreate
+	entered, release chan struct{}
+}
+
+func (p blockingSync) Synchronize(ctx context.Context, _ []*api.PodSandbox, _ []*api.Container) ([]*api.ContainerUpdate, error) {
+	close(p.entered)
+	<-p.release
+	return nil, nil
+}
+
+// A timeout while the plugin's Synchronize runs says so, with the runtime's
+// request timeout, instead of the runtime's "synchronize failed: context
+// deadline exceeded".
+func TestSynchronizeTimeoutSaysLimit(t *testing.T) {
+	p := blockingSync{entered: make(chan struct{}), release: make(chan struct{})}
+	s, rt := newTestStub(t, p)
+	errC := runStub(t, s, context.Background())
+	rt.awaitRegistration()
+	rt.configure(false) // request timeout 3s
+	// The runtime gives up on this call; its outcome does not matter.
+	go rt.plugin.Synchronize(rt.ctx(), &api.SynchronizeRequest{}) //nolint:errcheck
+	recv(t, p.entered, "Synchronize")
+
+	rt.shutdown(&api.ShutdownRequest{Reason: api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT, Message: "synchronize failed: context deadline exceeded"})
+	close(p.release)
+	rt.Close()
+
+	err := recv(t, errC, "Run")
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Run: %v, want a timeout", err)
+	}
+	if want := "plugin 10-test: the runtime timed out waiting for its Synchronize (request timeout 3s)"; err.Error() != want {
+		t.Fatalf("Run: %q, want %q", err, want)
+	}
+}
