@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/go/packages"
@@ -74,6 +75,51 @@ func TestHandoverAdditionsForwarded(t *testing.T) {
 				t.Errorf("%s: %s is upstream's too, so the generated file forwards it: remove it here", path, name)
 			case ours.Lookup(name) == nil:
 				t.Errorf("%s: %s is not in our package", path, name)
+			}
+		}
+	}
+}
+
+// TestHandoverAdditionsDocumented: go doc under the stand-in's import path
+// shows only these files' comments, so each forwarded name says what it does
+// (its own comment, or its group's) and points at our package's full doc.
+func TestHandoverAdditionsDocumented(t *testing.T) {
+	for _, pkg := range []string{"pkg/api", "pkg/stub"} {
+		path := filepath.Join("..", "..", standinDir, pkg, handoverFile)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(name string, own, decl *ast.CommentGroup) {
+			if !ast.IsExported(name) {
+				return
+			}
+			if own == nil && decl == nil {
+				t.Errorf("%s: %s has no doc comment: say what it does, for go doc", path, name)
+			}
+			if decl == nil || !strings.Contains(decl.Text(), "github.com/nri-handover/nri/") {
+				t.Errorf("%s: the doc of %s does not point at our package's full doc (github.com/nri-handover/nri/...)", path, name)
+			}
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				check(d.Name.Name, nil, d.Doc)
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch spec := spec.(type) {
+					case *ast.TypeSpec:
+						check(spec.Name.Name, spec.Doc, d.Doc)
+					case *ast.ValueSpec:
+						own := spec.Doc
+						if own == nil {
+							own = spec.Comment
+						}
+						for _, n := range spec.Names {
+							check(n.Name, own, d.Doc)
+						}
+					}
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nri-handover/nri/api"
 )
@@ -51,6 +52,12 @@ type ShutdownError struct {
 	SuccessorVersion    string
 	SuccessorInstance   string
 	SuccessorGeneration uint64
+
+	// timedOutCall is the plugin's call the runtime gave up on, when the
+	// stub knows it (a timeout during Synchronize), with the runtime's
+	// request timeout if it said.
+	timedOutCall   string
+	requestTimeout time.Duration
 }
 
 func newShutdownError(plugin string, req *api.ShutdownRequest) *ShutdownError {
@@ -66,8 +73,13 @@ func newShutdownError(plugin string, req *api.ShutdownRequest) *ShutdownError {
 
 // Error names the plugin once: a runtime's message that names it already
 // (its refusals do) replaces the "plugin NN-name: " prefix. The successor is
-// shown by what the runtime told of it.
+// shown by what the runtime told of it. A timeout while the plugin's
+// Synchronize ran says that, with the runtime's request timeout, rather than
+// the runtime's "synchronize failed: context deadline exceeded" (Message).
 func (e *ShutdownError) Error() string {
+	if e.timedOutCall != "" {
+		return e.timeoutError()
+	}
 	var b strings.Builder
 	if !namesPlugin(e.Message, e.Plugin) {
 		fmt.Fprintf(&b, "plugin %s: ", e.Plugin)
@@ -101,6 +113,17 @@ func (e *ShutdownError) Error() string {
 		fmt.Fprintf(&b, ": %s", e.Message)
 	}
 	return b.String()
+}
+
+// timeoutError says what the runtime waited for and how long, in place of
+// the runtime's message, which says only that the call failed past its
+// deadline.
+func (e *ShutdownError) timeoutError() string {
+	msg := fmt.Sprintf("plugin %s: the runtime timed out waiting for its %s", e.Plugin, e.timedOutCall)
+	if e.requestTimeout > 0 {
+		msg += fmt.Sprintf(" (request timeout %s)", e.requestTimeout)
+	}
+	return msg
 }
 
 // reasonWords is what a runtime's message says when it restates the reason

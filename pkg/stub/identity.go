@@ -11,7 +11,8 @@ import (
 )
 
 const (
-	// InstanceIDEnvVar provides the default instance identity. In a
+	// InstanceIDEnvVar provides the default instance identity of a plugin
+	// that opted in with WithHandover (others ignore it). In a
 	// Kubernetes pod spec, set it from the downward API:
 	//
 	//	env:
@@ -19,7 +20,8 @@ const (
 	//	  valueFrom: {fieldRef: {fieldPath: metadata.uid}}
 	InstanceIDEnvVar = "NRI_PLUGIN_INSTANCE_ID"
 
-	// GenerationEnvVar provides the default rollout generation. For a
+	// GenerationEnvVar provides the default rollout generation of a plugin
+	// that opted in with WithHandover (others ignore it). For a
 	// DaemonSet pod:
 	//
 	//	env:
@@ -28,24 +30,38 @@ const (
 	GenerationEnvVar = "NRI_PLUGIN_GENERATION"
 )
 
-// identityFromEnv fills the defaults that options may override.
-func (s *stub) identityFromEnv() error {
+// identityFromEnv presets what options may override, as upstream's New
+// does: the name and index a runtime gives the plugins it launches.
+func (s *stub) identityFromEnv() {
 	s.name = os.Getenv(api.PluginNameEnvVar)
 	s.idx = os.Getenv(api.PluginIdxEnvVar)
-	s.instanceID = os.Getenv(InstanceIDEnvVar)
-	if g := os.Getenv(GenerationEnvVar); g != "" {
-		n, err := strconv.ParseUint(g, 10, 64)
-		if err != nil {
-			return fmt.Errorf("invalid %s=%q: %w", GenerationEnvVar, g, err)
-		}
-		s.generation = n
-	}
 	s.pluginVersion = mainModuleVersion()
+}
+
+// handoverIdentityFromEnv fills the instance id and generation that options
+// left unset. Only a plugin that opted into handover reads them: upstream's
+// stub does not, so a plugin that did not opt in must not fail on them.
+func (s *stub) handoverIdentityFromEnv() error {
+	if !s.instanceIDSet {
+		s.instanceID = os.Getenv(InstanceIDEnvVar)
+	}
+	g := os.Getenv(GenerationEnvVar)
+	if s.generationSet || g == "" {
+		return nil
+	}
+	n, err := strconv.ParseUint(g, 10, 64)
+	if err != nil {
+		return fmt.Errorf("$%s=%q: want the rollout generation, a whole number (0 or more), or unset", GenerationEnvVar, g)
+	}
+	s.generation = n
 	return nil
 }
 
 // completeIdentity takes whatever options and environment left unset from
-// the executable's name, which pre-installed plugins carry as NN-name.
+// the executable's name, which pre-installed plugins carry as NN-name, as
+// upstream's ensureIdentity does. Unlike upstream, a malformed index or name
+// is refused here rather than by the runtime at registration: the same
+// refusal, earlier and clearer.
 func (s *stub) completeIdentity() error {
 	if err := s.takeIdentityFromExecutable(); err != nil {
 		return err
@@ -70,7 +86,10 @@ func (s *stub) takeIdentityFromExecutable() error {
 		return fmt.Errorf("plugin index unknown (set it with WithPluginIdx or %s): %w", api.PluginIdxEnvVar, err)
 	}
 	s.idx = idx
-	if s.name == "" {
+	// Upstream takes the name from the executable too, even one set by
+	// WithPluginName or $NRI_PLUGIN_NAME; a plugin that opted into handover
+	// keeps the name it set, its identity across instances.
+	if s.name == "" || !s.optedIn() {
 		s.name = name
 	}
 	return nil

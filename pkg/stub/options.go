@@ -1,6 +1,7 @@
 package stub
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	stdnet "net"
@@ -16,13 +17,13 @@ import (
 type Option func(*stub) error
 
 // WithPluginName sets the name the plugin registers with, overriding
-// $NRI_PLUGIN_NAME and the executable's name. It is the plugin's identity
-// across instances: a new instance with the same name takes over from the
-// old one.
+// $NRI_PLUGIN_NAME (with an info line, as upstream's). It is the plugin's
+// identity across instances: a new instance with the same name takes over
+// from the old one. An empty name means "from the executable", as upstream's.
 func WithPluginName(name string) Option {
 	return func(s *stub) error {
-		if name == "" {
-			return errors.New("empty plugin name")
+		if s.name != "" {
+			s.logger.Infof(context.Background(), "plugin name %q overrides %q", name, s.name)
 		}
 		s.name = name
 		return nil
@@ -30,9 +31,19 @@ func WithPluginName(name string) Option {
 }
 
 // WithPluginIdx sets the two-digit index that orders the plugin among
-// others, overriding $NRI_PLUGIN_IDX and the executable's NN- prefix.
+// others. As upstream's, it is refused once the index is set, by
+// $NRI_PLUGIN_IDX (a runtime-launched plugin) or an earlier WithPluginIdx;
+// an empty index leaves it to the executable's NN- prefix.
 func WithPluginIdx(idx string) Option {
 	return func(s *stub) error {
+		if s.idx != "" {
+			return fmt.Errorf("plugin index already set to %q (by $%s or an earlier WithPluginIdx)", s.idx, api.PluginIdxEnvVar)
+		}
+		if idx == "" {
+			return nil
+		}
+		// Upstream's runtime refuses a malformed index at registration;
+		// refusing it here says so earlier and more clearly.
 		if err := api.CheckPluginIndex(idx); err != nil {
 			return err
 		}
@@ -127,10 +138,11 @@ func WithPluginVersion(version string) Option {
 // WithInstanceID sets this instance's identity. It should stay the same when
 // the container restarts but differ between pods, so that the runtime can
 // recognise a superseded instance coming back: in Kubernetes, the pod UID.
-// Default: $NRI_PLUGIN_INSTANCE_ID (see InstanceIDEnvVar).
+// It wins over $NRI_PLUGIN_INSTANCE_ID (InstanceIDEnvVar), the default, which
+// only a plugin that opted in with WithHandover reads.
 func WithInstanceID(id string) Option {
 	return func(s *stub) error {
-		s.instanceID = id
+		s.instanceID, s.instanceIDSet = id, true
 		return nil
 	}
 }
@@ -138,10 +150,11 @@ func WithInstanceID(id string) Option {
 // WithGeneration sets the rollout generation of this instance, which only
 // grows from one rollout to the next: in Kubernetes, the DaemonSet pod's
 // pod-template-generation label. 0 means unknown.
-// Default: $NRI_PLUGIN_GENERATION (see GenerationEnvVar).
+// It wins over $NRI_PLUGIN_GENERATION (GenerationEnvVar), the default, which
+// only a plugin that opted in with WithHandover reads.
 func WithGeneration(generation uint64) Option {
 	return func(s *stub) error {
-		s.generation = generation
+		s.generation, s.generationSet = generation, true
 		return nil
 	}
 }

@@ -1,8 +1,11 @@
 package stub
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/nri-handover/nri/api"
 )
 
 // WithExitOnSuperseded alone would never fire: only a plugin that opted in
@@ -52,6 +55,51 @@ func TestHandoverWithoutIdentityIsWarned(t *testing.T) {
 			}
 			if got := log.has(InstanceIDEnvVar); got != tc.warn {
 				t.Fatalf("warned about identity: %v, want %v; log:\n%s", got, tc.warn, log)
+			}
+		})
+	}
+}
+
+// deltaPlugin implements delta rounds.
+type deltaPlugin struct{ onlyCreate }
+
+func (deltaPlugin) SynchronizeRound(context.Context, *SyncInfo, []*api.PodSandbox, []*api.Container) ([]*api.ContainerUpdate, error) {
+	return nil, nil
+}
+
+// An opted-in plugin without delta rounds is told, in its own log, what to
+// implement to be kept as a standby; others are not.
+func TestNoDeltaRoundsHint(t *testing.T) {
+	t.Setenv(HandoverEnvVar, "")
+	const hint = "info: plugin 10-p opted into handover without delta rounds, so a runtime with " +
+		"adaptation.WithStandbyGrace cannot keep it as a standby: implement stub.SynchronizeRoundInterface"
+	for _, tc := range []struct {
+		name   string
+		p      Plugin
+		opts   []Option
+		hinted bool
+	}{
+		{"opted in, no delta rounds", onlyCreate{}, []Option{WithHandover()}, true},
+		{"opted in, delta rounds", deltaPlugin{}, []Option{WithHandover()}, false},
+		{"not opted in", onlyCreate{}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &lineRecorder{}
+			opts := append([]Option{WithPluginName("p"), WithPluginIdx("10"), WithLogger(log), WithInstanceID("i")}, tc.opts...)
+			if _, err := New(tc.p, opts...); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, l := range log.all() {
+				if strings.Contains(l, "delta rounds") {
+					n++
+					if l != hint {
+						t.Errorf("hint %q, want %q", l, hint)
+					}
+				}
+			}
+			if want := map[bool]int{true: 1, false: 0}[tc.hinted]; n != want {
+				t.Errorf("hinted %d times, want %d; log: %s", n, want, log)
 			}
 		})
 	}

@@ -114,6 +114,8 @@ type stub struct {
 	exitOnSuperseded bool
 	handover         bool // WithHandover
 	handoverOff      bool // WithHandover, turned off by $NRI_PLUGIN_HANDOVER
+	instanceIDSet    bool // by WithInstanceID, which wins over $NRI_PLUGIN_INSTANCE_ID
+	generationSet    bool // by WithGeneration, which wins over $NRI_PLUGIN_GENERATION
 	ready            *readiness
 
 	mu                  sync.Mutex
@@ -145,15 +147,18 @@ func newStub(p Plugin, opts ...Option) (*stub, error) {
 		requestTimeout:      DefaultRequestTimeout,
 		runtimeNRIVersion:   api.UnknownVersion,
 	}
-	if err := s.identityFromEnv(); err != nil {
-		return nil, fmt.Errorf("creating NRI stub: %w", err)
-	}
+	s.identityFromEnv()
 	for _, o := range opts {
 		if err := o(s); err != nil {
 			return nil, fmt.Errorf("creating NRI stub: %w", errOption(err))
 		}
 	}
-	if s.exitOnSuperseded && !s.handover && !s.handoverOff {
+	if s.optedIn() {
+		if err := s.handoverIdentityFromEnv(); err != nil {
+			return nil, fmt.Errorf("creating NRI stub: %w", err)
+		}
+	}
+	if s.exitOnSuperseded && !s.optedIn() {
 		// Only a plugin that opted in is ever told it was superseded: the
 		// option would do nothing, and its author would not know.
 		return nil, fmt.Errorf("creating NRI stub: %w", errOption(errors.New(
@@ -177,6 +182,12 @@ func newStub(p Plugin, opts ...Option) (*stub, error) {
 			"a superseded instance that restarts cannot be told from a successor; set $%s and $%s (deploy/daemonset.yaml) or WithInstanceID and WithGeneration",
 			s.Name(), InstanceIDEnvVar, GenerationEnvVar)
 	}
+	if s.handover && s.h.syncRound == nil {
+		// The runtime says so too, but in its own log, which the plugin's
+		// author may never read.
+		s.logger.Infof(context.Background(), "plugin %s opted into handover without delta rounds, so a runtime with "+
+			"adaptation.WithStandbyGrace cannot keep it as a standby: implement stub.SynchronizeRoundInterface", s.Name())
+	}
 	return s, nil
 }
 
@@ -191,6 +202,11 @@ func NewHandoverStub(p Plugin, opts ...Option) (HandoverStub, error) {
 }
 
 func (s *stub) Name() string { return s.idx + "-" + s.name }
+
+// optedIn tells whether the plugin called WithHandover, even if the kill
+// switch turned it off: only such a plugin reads the handover environment or
+// differs from upstream's stub in how it takes its identity.
+func (s *stub) optedIn() bool { return s.handover || s.handoverOff }
 func (s *stub) Logger() Logger {
 	// The logger itself, not the forwarder: a plugin may wrap it and Set the
 	// wrapper, which must not end up calling itself.

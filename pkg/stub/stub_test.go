@@ -69,11 +69,19 @@ func TestEventMaskFollowsImplementedHandlers(t *testing.T) {
 	}
 }
 
+// TestIdentity: a plugin that did not opt in gets upstream's (v0.12.5)
+// identity, from New's environment, options in order and the executable's
+// name; one that opted in keeps the name it set. A malformed index is refused
+// at New rather than by the runtime at registration.
 func TestIdentity(t *testing.T) {
 	t.Setenv(api.PluginNameEnvVar, "")
 	t.Setenv(api.PluginIdxEnvVar, "")
 	t.Setenv(InstanceIDEnvVar, "")
 	t.Setenv(GenerationEnvVar, "")
+	t.Setenv(HandoverEnvVar, "")
+	env := func(name, idx string) map[string]string {
+		return map[string]string{api.PluginNameEnvVar: name, api.PluginIdxEnvVar: idx}
+	}
 
 	cases := []struct {
 		name    string
@@ -81,17 +89,30 @@ func TestIdentity(t *testing.T) {
 		argv0   string
 		opts    []Option
 		want    string
-		wantErr bool
+		wantErr string // a part of the error
+		wantLog string // a part of an info line
 	}{
 		{name: "options", opts: []Option{WithPluginName("opt"), WithPluginIdx("42")}, argv0: "whatever", want: "42-opt"},
-		{name: "environment", env: map[string]string{api.PluginNameEnvVar: "env", api.PluginIdxEnvVar: "07"}, argv0: "whatever", want: "07-env"},
-		{name: "options override environment", env: map[string]string{api.PluginNameEnvVar: "env", api.PluginIdxEnvVar: "07"}, opts: []Option{WithPluginIdx("08")}, argv0: "x", want: "08-env"},
+		{name: "environment", env: env("env", "07"), argv0: "whatever", want: "07-env"},
+		{name: "name option overrides environment, saying so", env: env("env", "07"), opts: []Option{WithPluginName("opt")}, argv0: "x", want: "07-opt",
+			wantLog: `plugin name "opt" overrides "env"`},
+		{name: "index option after environment", env: env("env", "07"), opts: []Option{WithPluginIdx("08")}, argv0: "x",
+			wantErr: `plugin index already set to "07" (by $NRI_PLUGIN_IDX or an earlier WithPluginIdx)`},
+		{name: "empty index option after environment", env: env("env", "07"), opts: []Option{WithPluginIdx("")}, argv0: "x", wantErr: "already set"},
+		{name: "index option twice", opts: []Option{WithPluginIdx("01"), WithPluginIdx("02")}, argv0: "x", wantErr: "already set"},
 		{name: "executable", argv0: "/opt/nri/plugins/55-from-exe", want: "55-from-exe"},
-		{name: "executable with name option", argv0: "/x/55-from-exe", opts: []Option{WithPluginName("named")}, want: "55-named"},
+		{name: "executable wins over name option", argv0: "/x/55-from-exe", opts: []Option{WithPluginName("named")}, want: "55-from-exe"},
+		{name: "executable wins over name in environment", env: env("env", ""), argv0: "/x/55-from-exe", want: "55-from-exe"},
+		{name: "opted in keeps its name", argv0: "/x/55-from-exe", opts: []Option{WithPluginName("named"), WithHandover()}, want: "55-named"},
 		{name: "index only", argv0: "/x/binary", opts: []Option{WithPluginIdx("12")}, want: "12-binary"},
-		{name: "no index anywhere", argv0: "/x/binary", wantErr: true},
-		{name: "bad index", opts: []Option{WithPluginIdx("1x")}, wantErr: true},
-		{name: "bad generation", env: map[string]string{GenerationEnvVar: "soon"}, argv0: "/x/10-p", wantErr: true},
+		{name: "empty name means the executable's", argv0: "/x/binary", opts: []Option{WithPluginName(""), WithPluginIdx("12")}, want: "12-binary"},
+		{name: "empty name clears environment", env: env("env", "07"), argv0: "/x/binary", opts: []Option{WithPluginName("")}, want: "07-binary"},
+		{name: "empty index means the executable's", argv0: "/x/20-exe", opts: []Option{WithPluginIdx("")}, want: "20-exe"},
+		{name: "empty index, executable without one", argv0: "/x/binary", opts: []Option{WithPluginName("n"), WithPluginIdx("")}, wantErr: "plugin index unknown"},
+		{name: "no index anywhere", argv0: "/x/binary", wantErr: "plugin index unknown"},
+		// Upstream's runtime refuses it at registration; New says so first.
+		{name: "malformed index", opts: []Option{WithPluginIdx("4x")}, wantErr: `invalid plugin index "4x": want two digits, 00 to 99`},
+		{name: "malformed index in environment", env: env("env", "4x"), argv0: "x", wantErr: `invalid plugin index "4x"`},
 	}
 	argv0 := os.Args[0]
 	defer func() { os.Args[0] = argv0 }()
@@ -102,10 +123,11 @@ func TestIdentity(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			os.Args[0] = tc.argv0
-			s, err := NewHandoverStub(onlyCreate{}, append([]Option{quiet}, tc.opts...)...)
-			if tc.wantErr {
-				if err == nil {
-					t.Fatalf("accepted, name %s", s.Name())
+			log := &lineRecorder{}
+			s, err := NewHandoverStub(onlyCreate{}, append([]Option{WithLogger(log)}, tc.opts...)...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("New: %v, want an error saying %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -114,6 +136,9 @@ func TestIdentity(t *testing.T) {
 			}
 			if s.Name() != tc.want {
 				t.Fatalf("name %q, want %q", s.Name(), tc.want)
+			}
+			if tc.wantLog != "" && !log.has("info: "+tc.wantLog) {
+				t.Errorf("no info line saying %q in %s", tc.wantLog, log)
 			}
 		})
 	}
@@ -846,5 +871,43 @@ func TestFeaturesFollowOptIn(t *testing.T) {
 				t.Fatalf("features %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// blockingSync blocks in Synchronize until released.
+type blockingSync struct {
+	onlyCreate
+	entered, release chan struct{}
+}
+
+func (p blockingSync) Synchronize(ctx context.Context, _ []*api.PodSandbox, _ []*api.Container) ([]*api.ContainerUpdate, error) {
+	close(p.entered)
+	<-p.release
+	return nil, nil
+}
+
+// A timeout while the plugin's Synchronize runs says so, with the runtime's
+// request timeout, instead of the runtime's "synchronize failed: context
+// deadline exceeded".
+func TestSynchronizeTimeoutSaysLimit(t *testing.T) {
+	p := blockingSync{entered: make(chan struct{}), release: make(chan struct{})}
+	s, rt := newTestStub(t, p)
+	errC := runStub(t, s, context.Background())
+	rt.awaitRegistration()
+	rt.configure(false) // request timeout 3s
+	// The runtime gives up on this call; its outcome does not matter.
+	go rt.plugin.Synchronize(rt.ctx(), &api.SynchronizeRequest{}) //nolint:errcheck
+	recv(t, p.entered, "Synchronize")
+
+	rt.shutdown(&api.ShutdownRequest{Reason: api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT, Message: "synchronize failed: context deadline exceeded"})
+	close(p.release)
+	rt.Close()
+
+	err := recv(t, errC, "Run")
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Run: %v, want a timeout", err)
+	}
+	if want := "plugin 10-test: the runtime timed out waiting for its Synchronize (request timeout 3s)"; err.Error() != want {
+		t.Fatalf("Run: %q, want %q", err, want)
 	}
 }
