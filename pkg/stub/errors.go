@@ -72,8 +72,10 @@ func (e *ShutdownError) Error() string {
 	if !namesPlugin(e.Message, e.Plugin) {
 		fmt.Fprintf(&b, "plugin %s: ", e.Plugin)
 	}
-	word, known := reasonWords[e.Reason]
-	restates := known && e.Message != "" && strings.Contains(strings.ToLower(e.Message), word)
+	restates := false
+	for _, word := range reasonWords[e.Reason] {
+		restates = restates || e.Message != "" && strings.Contains(strings.ToLower(e.Message), word)
+	}
 	if !restates {
 		b.WriteString(e.Unwrap().Error())
 	}
@@ -103,18 +105,19 @@ func (e *ShutdownError) Error() string {
 	return b.String()
 }
 
-// reasonWords is what a runtime's message says when it restates the reason
-// ("synchronize failed: ..."), so that Error says it once; "\x00" for a
-// reason always said.
-var reasonWords = map[api.ShutdownReason]string{
-	api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED:            "\x00",
-	api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN:       "shutting down",
-	api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED:             "\x00", // the successor follows the reason
-	api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED:  "registration rejected",
-	api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT:                "timed out",
-	api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED: "synchroni",
-	api.ShutdownReason_SHUTDOWN_REASON_PROTOCOL_ERROR:         "protocol",
-	api.ShutdownReason_SHUTDOWN_REASON_REMOVED:                "removed",
+// reasonWords are what a runtime's message says when it restates the reason
+// ("synchronize failed: ...", "its Synchronize took longer than the request
+// timeout (2s)"), so that Error says it once; "\x00" for a reason always
+// said.
+var reasonWords = map[api.ShutdownReason][]string{
+	api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED:            {"\x00"},
+	api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN:       {"shutting down"},
+	api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED:             {"\x00"}, // the successor follows the reason
+	api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED:  {"registration rejected"},
+	api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT:                {"timed out", "timeout"},
+	api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED: {"synchroni"},
+	api.ShutdownReason_SHUTDOWN_REASON_PROTOCOL_ERROR:         {"protocol"},
+	api.ShutdownReason_SHUTDOWN_REASON_REMOVED:                {"removed"},
 }
 
 // mentions tells whether msg names plugin as "plugin NN-name" anywhere.
