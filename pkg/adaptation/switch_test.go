@@ -386,3 +386,32 @@ func TestReactivationSaysWhyTheSuccessorWentAway(t *testing.T) {
 		})
 	}
 }
+
+// A plugin that did not opt in and times out in its Synchronize is closed as
+// upstream closes it, without a Shutdown notice; the runtime's line names
+// the limit rather than "context deadline exceeded".
+func TestSynchronizeTimeoutWithoutHandover(t *testing.T) {
+	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Second)
+	log := &lineRecorder{}
+	r, sock := startRuntime(t, newFakeRuntime(), WithLogger(log))
+	defer r.Stop()
+
+	p := newFakePlugin("10", "p", nil)
+	p.regReq = func(q *api.RegisterPluginRequest) { // as upstream's stub registers
+		q.PluginVersion, q.InstanceId, q.Generation = "", "", 0
+	}
+	release := make(chan struct{})
+	p.onSync = func(*api.SynchronizeRequest) { <-release }
+	p.connect(t, sock)
+	defer p.close()
+	eventually(t, p.gone, "the plugin disconnected")
+	close(release)
+	if !log.has("warning: plugin 10-p not joined: its Synchronize took longer than the request timeout (1s)") {
+		t.Errorf("no not-joined line naming the limit: %q", log.lines)
+	}
+	select {
+	case req := <-p.shutdowns:
+		t.Errorf("told %v %q: upstream sends no Shutdown", req.GetReason(), req.GetMessage())
+	default:
+	}
+}
