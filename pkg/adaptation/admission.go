@@ -241,8 +241,10 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		g.move(displaced, s, stateGone)
 	}
 	if g.policy.grace > 0 && !p.deltaSync() {
-		g.r.log.Warnf(g.r.ctx, "plugin %s does not support delta rounds (%s): it will have no standby while its successor joins or after it is superseded",
-			p.describe(), "api.FeatureDeltaSync")
+		// Says what its author implements: the feature and, for this
+		// module's stub, the interface that asks for it.
+		g.r.log.Warnf(g.r.ctx, "plugin %s does not support delta rounds (api.FeatureDeltaSync; with nri-handover's stub: implement stub.SynchronizeRoundInterface): "+
+			"it will have no standby while its successor joins or after it is superseded", p.describe())
 		g.recordHandover(p, "standby-unavailable", time.Now(), 0)
 	}
 	return displaced, nil

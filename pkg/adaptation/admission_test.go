@@ -212,7 +212,7 @@ func (m *handoverOutcomes) RecordHandover(_, outcome string, _, _ time.Duration)
 // standby can be made of, is counted when it registers (and logged), not
 // found out when its successor dies.
 func TestStandbyUnavailableIsCounted(t *testing.T) {
-	g := testRegistry(handoverPolicy{grace: time.Minute})
+	g, w := warnedRegistry(handoverPolicy{grace: time.Minute})
 	m := &handoverOutcomes{}
 	g.r.metrics = m
 	p := g.optedIn("10", "p", "a", 1, "")
@@ -222,5 +222,10 @@ func TestStandbyUnavailableIsCounted(t *testing.T) {
 	place(t, g, q)
 	if len(m.outcomes) != 1 || m.outcomes[0] != "standby-unavailable" {
 		t.Fatalf("outcomes %q, want one standby-unavailable", m.outcomes)
+	}
+	// The warning names what the plugin's author implements, once.
+	got := w.saying("plugin 10-p ", "delta rounds")
+	if len(got) != 1 || strings.Count(got[0], "api.FeatureDeltaSync") != 1 || strings.Count(got[0], "stub.SynchronizeRoundInterface") != 1 {
+		t.Fatalf("warned %q, want one line naming api.FeatureDeltaSync and stub.SynchronizeRoundInterface", w.lines)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/containerd/ttrpc"
 	"google.golang.org/grpc/codes"
@@ -86,6 +87,21 @@ func requestError(rctx context.Context, err error) error {
 func timedOut(err error) bool {
 	return isTimeout(err) || status.Code(err) == codes.DeadlineExceeded
 }
+
+// timeoutError is a request that ran out of the request timeout, said with
+// the limit an operator can raise; it unwraps to the request's error, so
+// errors.Is(err, context.DeadlineExceeded) holds.
+type timeoutError struct {
+	request string
+	limit   time.Duration
+	err     error
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("its %s took longer than the request timeout (%s)", e.request, e.limit)
+}
+
+func (e *timeoutError) Unwrap() error { return e.err }
 
 func shutdownReasonFor(err error) api.ShutdownReason {
 	switch {

@@ -398,18 +398,51 @@ func (p *plugin) podIdentity() *api.PodIdentity {
 	return &api.PodIdentity{Namespace: pod.Namespace, Name: pod.Name, Uid: pod.UID, TemplateGeneration: pod.TemplateGeneration}
 }
 
-// podsOfTakeover is the takeover log line's tail naming both pods, when the
-// runtime placed the successor.
+// podsOfTakeover is the takeover log line's tail saying where both instances
+// run, when the runtime placed the successor: each place once, so that an
+// operator reads a move between pods, or that none happened, at a glance.
 func (g *registry) podsOfTakeover(p *plugin, t *api.Takeover) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if p.ident == nil {
 		return ""
 	}
-	from := "no pod the runtime verified"
-	if pod := t.GetPredecessorPod(); pod != nil {
-		from = PeerIdentity{Place: PeerInPod, Pod: &PeerPod{Namespace: pod.Namespace, Name: pod.Name,
-			TemplateGeneration: pod.TemplateGeneration}}.PodString()
+	var pred *PeerIdentity
+	if s := p.slot; s != nil && s.active != nil && s.active != p && s.active.ident != nil &&
+		s.active.instance == t.GetPredecessorInstance() && s.active.generation == t.GetPredecessorGeneration() {
+		id := s.active.identity()
+		pred = &id
 	}
-	return ": " + p.identity().PodString() + " from " + from
+	return takeoverPlaces(p.identity(), pred)
+}
+
+// takeoverPlaces words where a successor runs and, if known (pred set),
+// where its predecessor ran: ", both outside any pod", ", moving from pod
+// ns/a (template generation 1) to pod ns/b (template generation 2)", or
+// ", itself in pod ns/b (template generation 2)".
+func takeoverPlaces(succ PeerIdentity, pred *PeerIdentity) string {
+	switch {
+	case pred == nil || pred.Place == PeerUnknown:
+		return ", itself " + placeIn(succ)
+	case pred.PodString() == succ.PodString():
+		return ", both " + placeIn(succ)
+	}
+	return ", moving from " + placeName(*pred) + " to " + placeName(succ)
+}
+
+// placeName names where a peer runs, as the object of "from" or "to".
+func placeName(id PeerIdentity) string {
+	if id.Place == PeerUnknown {
+		return "an unknown pod"
+	}
+	return id.PodString()
+}
+
+// placeIn names where a peer runs, as a complement: "in pod ..." or
+// "outside any pod".
+func placeIn(id PeerIdentity) string {
+	if id.Place == PeerOutsidePod {
+		return id.PodString()
+	}
+	return "in " + placeName(id)
 }

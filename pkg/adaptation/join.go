@@ -302,7 +302,7 @@ func (g *registry) fail(p *plugin, start time.Time, err error) error {
 	if nj := (*notJoined)(nil); errors.As(err, &nj) {
 		return nj.err
 	}
-	err = fmt.Errorf("plugin %s not joined: %w", p.name(), err)
+	err = fmt.Errorf("plugin %s not joined: %w", p.describe(), err)
 	reason := g.syncFailureReason(err)
 	if errors.Is(err, errDisplaced) {
 		reason = api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED

@@ -109,6 +109,10 @@ type plugin struct {
 	// (workloadgroup.go): it was configured and may be synchronized; a join
 	// of it is running.
 	admitted, joining bool
+	// switched is set once its switch completed (registry.activated):
+	// until then a predecessor standing by for it is reactivated if it is
+	// lost because it failed to join, not because it left.
+	switched bool
 	// switchHold is how long its switch held events, from the hold's
 	// queueing to its release (HandoverMetrics' eventWait); set and read by
 	// the joining goroutine.

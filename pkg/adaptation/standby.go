@@ -85,7 +85,10 @@ func (g *registry) reactivate(p, lost *plugin, resume *cursor, t *holdTicket) {
 	ctx := r.ctx
 	start := time.Now()
 	defer resume.close()
-	err := g.reactivateHeld(p, lost, resume, t)
+	g.mu.Lock()
+	why := lostWhy(lost)
+	g.mu.Unlock()
+	err := g.reactivateHeld(p, lost, resume, t, why)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warnf(ctx, "failed to reactivate plugin %s: %v", p.describe(), err)
@@ -94,11 +97,22 @@ func (g *registry) reactivate(p, lost *plugin, resume *cursor, t *holdTicket) {
 		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
 		return
 	}
-	r.log.Infof(ctx, "plugin %s reactivated after %s left", p.describe(), lost.describe())
+	r.log.Infof(ctx, "plugin %s reactivated after %s %s", p.describe(), lost.describe(), why)
 	g.recordHandover(p, "reactivated", start, time.Since(start))
 }
 
-func (g *registry) reactivateHeld(p, lost *plugin, resume *cursor, t *holdTicket) error {
+// lostWhy says why a standby's successor is gone, for the log and the
+// standby's notice: it "left" once its switch completed, or "failed to
+// join" in it (the standby may not even have heard it stands by). g.mu is
+// held.
+func lostWhy(lost *plugin) string {
+	if lost.switched {
+		return "left"
+	}
+	return "failed to join"
+}
+
+func (g *registry) reactivateHeld(p, lost *plugin, resume *cursor, t *holdTicket, why string) error {
 	r := g.r
 	ctx := r.ctx
 	defer r.release(t)
@@ -121,7 +135,7 @@ func (g *registry) reactivateHeld(p, lost *plugin, resume *cursor, t *holdTicket
 	if err != nil {
 		return err
 	}
-	err = g.reactivationRounds(ctx, p, lost, d, takeover)
+	err = g.reactivationRounds(ctx, p, lost, d, takeover, why)
 	if err != nil {
 		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
 		return err
@@ -134,7 +148,7 @@ func (g *registry) reactivateHeld(p, lost *plugin, resume *cursor, t *holdTicket
 // stood by, in a round marked as a reactivation (an instance without delta
 // rounds stood by only in its successor's hold, where nothing changed), and
 // that it is active again.
-func (g *registry) reactivationRounds(ctx context.Context, p, lost *plugin, d *delta, takeover *api.Takeover) error {
+func (g *registry) reactivationRounds(ctx context.Context, p, lost *plugin, d *delta, takeover *api.Takeover, why string) error {
 	if p.deltaSync() {
 		updates, err := p.synchronizeDelta(ctx, d, takeover)
 		if err != nil {
@@ -142,7 +156,7 @@ func (g *registry) reactivationRounds(ctx context.Context, p, lost *plugin, d *d
 		}
 		g.applyUpdatesLater(p, updates)
 	}
-	return g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor left")
+	return g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
 }
 
 // applyUpdatesLater applies updates once the hold is released.

@@ -90,7 +90,7 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 		// Out before the hold ends: its predecessor, standing by, is
 		// reactivated in the next hold (registry.remove). Said here,
 		// before the disconnect, and not again by the caller.
-		err = &notJoined{fmt.Errorf("plugin %s not joined: %w", p.name(), err)}
+		err = &notJoined{fmt.Errorf("plugin %s not joined: %w", p.describe(), err)}
 		g.r.log.Warnf(ctx, "%v", err)
 		p.disconnect(g.syncFailureReason(err), errors.Unwrap(err.(*notJoined).err).Error(), nil, false, true)
 		return nil, err
@@ -200,6 +200,7 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 	if p.state != stateActive {
 		return nil, fmt.Errorf("plugin %s was lost before it became active", p.name())
 	}
+	p.switched = true
 	if old := sw.from; old != nil && old.state == stateStandby && s.standby == old {
 		if g.keepsStandby(old) && !old.isClosed() {
 			g.startGrace(s, old)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -300,5 +301,117 @@ func TestGraceTimerFiredAsSuccessorIsLost(t *testing.T) {
 	eventually(t, func() bool { return slices.Equal(activeInstances(r, "10-p"), []string{"a"}) || a.gone() }, "a reactivated")
 	if a.gone() {
 		t.Fatal("the standby was retired by a stale grace timer")
+	}
+}
+
+// A standby is reactivated either because its successor failed to join (its
+// Synchronize in the switch timed out: the author-walk's case, no grace) or
+// because it left once active (with a grace period): the runtime's line and
+// the standby's ACTIVE notice say which, and the timeout names its limit.
+func TestReactivationSaysWhyTheSuccessorWentAway(t *testing.T) {
+	for _, tc := range []struct {
+		name, why string
+		opts      []Option
+	}{
+		{name: "failed to join", why: "failed to join"},
+		{name: "left", why: "left", opts: []Option{WithStandbyGrace(time.Hour)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			withTimeouts(t, DefaultPluginRegistrationTimeout, time.Second)
+			log := &lineRecorder{}
+			r, sock := startRuntime(t, newFakeRuntime(), append(tc.opts, WithLogger(log))...)
+			defer r.Stop()
+
+			notices := make(chan *api.RoleChangeRequest, 8)
+			a := handoverPlugin("10", "p", "a", 1, nil)
+			a.roleChange = func(_ context.Context, req *api.RoleChangeRequest) error { notices <- req; return nil }
+			a.connect(t, sock)
+			defer a.close()
+			receive(t, notices, "a's first role")
+
+			b := handoverPlugin("10", "p", "b", 2, nil)
+			release := make(chan struct{})
+			var releaseOnce sync.Once
+			unblock := func() { releaseOnce.Do(func() { close(release) }) }
+			defer unblock()
+			if tc.why == "failed to join" {
+				// Without delta rounds its one full round is in the switch,
+				// after the predecessor was made the standby.
+				b.regReq = func(q *api.RegisterPluginRequest) {
+					q.InstanceId, q.Generation, q.Features = "b", 2, []string{api.FeatureHandover}
+				}
+				b.onSync = func(*api.SynchronizeRequest) { <-release }
+			}
+			b.connect(t, sock)
+			defer b.close()
+			if tc.why == "failed to join" {
+				got := receive(t, b.shutdowns, "b's shutdown")
+				unblock()
+				want := "its Synchronize took longer than the request timeout (1s)"
+				if got.GetReason() != api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT || got.GetMessage() != want {
+					t.Errorf("b shut down with %v %q, want TIMEOUT %q", got.GetReason(), got.GetMessage(), want)
+				}
+				eventually(t, func() bool {
+					return log.has("warning: plugin 10-p version v1 instance b generation 2 not joined: " + want)
+				}, "b's failure logged with the limit")
+			} else {
+				eventually(t, func() bool { // its switch completed: both joined
+					log.mu.Lock()
+					defer log.mu.Unlock()
+					n := 0
+					for _, l := range log.lines {
+						if strings.HasSuffix(l, "] connected and synchronized") {
+							n++
+						}
+					}
+					return n == 2
+				}, "b joined")
+				if got := receive(t, notices, "a's standby notice"); got.GetRole() != api.PluginRole_PLUGIN_ROLE_STANDBY {
+					t.Fatalf("a told %v", got.GetRole())
+				}
+				b.close()
+			}
+
+			got := receive(t, notices, "a's reactivation")
+			if got.GetRole() != api.PluginRole_PLUGIN_ROLE_ACTIVE || got.GetMessage() != "active again: its successor "+tc.why {
+				t.Errorf("a told %v %q", got.GetRole(), got.GetMessage())
+			}
+			line := "info: plugin 10-p version v1 instance a generation 1 reactivated after 10-p version v1 instance b generation 2 " + tc.why
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("%q", log.lines)
+				}
+			})
+			eventually(t, func() bool { return log.has(line) }, "the reactivation logged")
+		})
+	}
+}
+
+// A plugin that did not opt in and times out in its Synchronize is closed as
+// upstream closes it, without a Shutdown notice; the runtime's line names
+// the limit rather than "context deadline exceeded".
+func TestSynchronizeTimeoutWithoutHandover(t *testing.T) {
+	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Second)
+	log := &lineRecorder{}
+	r, sock := startRuntime(t, newFakeRuntime(), WithLogger(log))
+	defer r.Stop()
+
+	p := newFakePlugin("10", "p", nil)
+	p.regReq = func(q *api.RegisterPluginRequest) { // as upstream's stub registers
+		q.PluginVersion, q.InstanceId, q.Generation = "", "", 0
+	}
+	release := make(chan struct{})
+	p.onSync = func(*api.SynchronizeRequest) { <-release }
+	p.connect(t, sock)
+	defer p.close()
+	eventually(t, p.gone, "the plugin disconnected")
+	close(release)
+	if !log.has("warning: plugin 10-p not joined: its Synchronize took longer than the request timeout (1s)") {
+		t.Errorf("no not-joined line naming the limit: %q", log.lines)
+	}
+	select {
+	case req := <-p.shutdowns:
+		t.Errorf("told %v %q: upstream sends no Shutdown", req.GetReason(), req.GetMessage())
+	default:
 	}
 }

@@ -216,7 +216,8 @@ func (p *plugin) synchronizeDelta(ctx context.Context, d *delta, takeover *api.T
 // planned by exact sizes. What the plugin already received stands.
 func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.ContainerUpdate, error) {
 	p.r.atFor(pointSyncRound, p)
-	ctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
+	limit := getRequestTimeout()
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 
 	var (
@@ -263,8 +264,11 @@ func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.Contai
 			}
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("synchronize failed: %w", err) // the caller names the plugin
+		switch {
+		case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return nil, &timeoutError{request: "Synchronize", limit: limit, err: err} // the caller names the plugin
+		case err != nil:
+			return nil, fmt.Errorf("synchronize failed: %w", err)
 		}
 		p.r.metrics.RecordPluginAdjustments(p.name(), "Synchronize", nil, len(rpl.GetUpdate()), 0)
 		if !req.More {

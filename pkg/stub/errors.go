@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/nri-handover/nri/api"
 )
@@ -52,12 +51,6 @@ type ShutdownError struct {
 	SuccessorVersion    string
 	SuccessorInstance   string
 	SuccessorGeneration uint64
-
-	// timedOutCall is the plugin's call the runtime gave up on, when the
-	// stub knows it (a timeout during Synchronize), with the runtime's
-	// request timeout if it said.
-	timedOutCall   string
-	requestTimeout time.Duration
 }
 
 func newShutdownError(plugin string, req *api.ShutdownRequest) *ShutdownError {
@@ -73,19 +66,16 @@ func newShutdownError(plugin string, req *api.ShutdownRequest) *ShutdownError {
 
 // Error names the plugin once: a runtime's message that names it already
 // (its refusals do) replaces the "plugin NN-name: " prefix. The successor is
-// shown by what the runtime told of it. A timeout while the plugin's
-// Synchronize ran says that, with the runtime's request timeout, rather than
-// the runtime's "synchronize failed: context deadline exceeded" (Message).
+// shown by what the runtime told of it.
 func (e *ShutdownError) Error() string {
-	if e.timedOutCall != "" {
-		return e.timeoutError()
-	}
 	var b strings.Builder
 	if !namesPlugin(e.Message, e.Plugin) {
 		fmt.Fprintf(&b, "plugin %s: ", e.Plugin)
 	}
-	word, known := reasonWords[e.Reason]
-	restates := known && e.Message != "" && strings.Contains(strings.ToLower(e.Message), word)
+	restates := false
+	for _, word := range reasonWords[e.Reason] {
+		restates = restates || e.Message != "" && strings.Contains(strings.ToLower(e.Message), word)
+	}
 	if !restates {
 		b.WriteString(e.Unwrap().Error())
 	}
@@ -115,29 +105,19 @@ func (e *ShutdownError) Error() string {
 	return b.String()
 }
 
-// timeoutError says what the runtime waited for and how long, in place of
-// the runtime's message, which says only that the call failed past its
-// deadline.
-func (e *ShutdownError) timeoutError() string {
-	msg := fmt.Sprintf("plugin %s: the runtime timed out waiting for its %s", e.Plugin, e.timedOutCall)
-	if e.requestTimeout > 0 {
-		msg += fmt.Sprintf(" (request timeout %s)", e.requestTimeout)
-	}
-	return msg
-}
-
-// reasonWords is what a runtime's message says when it restates the reason
-// ("synchronize failed: ..."), so that Error says it once; "\x00" for a
-// reason always said.
-var reasonWords = map[api.ShutdownReason]string{
-	api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED:            "\x00",
-	api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN:       "shutting down",
-	api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED:             "\x00", // the successor follows the reason
-	api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED:  "registration rejected",
-	api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT:                "timed out",
-	api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED: "synchroni",
-	api.ShutdownReason_SHUTDOWN_REASON_PROTOCOL_ERROR:         "protocol",
-	api.ShutdownReason_SHUTDOWN_REASON_REMOVED:                "removed",
+// reasonWords are what a runtime's message says when it restates the reason
+// ("synchronize failed: ...", "its Synchronize took longer than the request
+// timeout (2s)"), so that Error says it once; "\x00" for a reason always
+// said.
+var reasonWords = map[api.ShutdownReason][]string{
+	api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED:            {"\x00"},
+	api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN:       {"shutting down"},
+	api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED:             {"\x00"}, // the successor follows the reason
+	api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED:  {"registration rejected"},
+	api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT:                {"timed out", "timeout"},
+	api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED: {"synchroni"},
+	api.ShutdownReason_SHUTDOWN_REASON_PROTOCOL_ERROR:         {"protocol"},
+	api.ShutdownReason_SHUTDOWN_REASON_REMOVED:                {"removed"},
 }
 
 // mentions tells whether msg names plugin as "plugin NN-name" anywhere.

@@ -40,7 +40,7 @@ func TestErrorsSayEachThingOnce(t *testing.T) {
 	}{
 		{"index too long", "", []Option{WithPluginName("p"), WithPluginIdx("100")}},
 		{"index not digits", "", []Option{WithPluginName("p"), WithPluginIdx("ab")}},
-		{"empty name", "", []Option{WithPluginName(""), WithPluginIdx("10")}},
+		{"bad name", "", []Option{WithPluginName("my plugin"), WithPluginIdx("10")}},
 		{"bad kill switch", "maybe", []Option{WithPluginName("p"), WithPluginIdx("10"), WithHandover()}},
 		{"nil logger", "", []Option{WithPluginName("p"), WithPluginIdx("10"), WithLogger(nil)}},
 	}

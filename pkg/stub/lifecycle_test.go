@@ -91,6 +91,22 @@ func TestShutdownErrorText(t *testing.T) {
 	}
 }
 
+// A runtime's timeout message that names the limit is the reason said once:
+// not "timed out in the runtime's eyes: its Synchronize took longer than the
+// request timeout".
+func TestShutdownErrorSaysATimeoutOnce(t *testing.T) {
+	err := newShutdownError("10-p", &api.ShutdownRequest{
+		Reason: api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT, Message: "its Synchronize took longer than the request timeout (2s)",
+	})
+	want := "plugin 10-p: its Synchronize took longer than the request timeout (2s)"
+	if err.Error() != want {
+		t.Fatalf("got  %s\nwant %s", err.Error(), want)
+	}
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatal("not ErrTimeout")
+	}
+}
+
 func TestWaitReadyHonoursContext(t *testing.T) {
 	s, err := NewHandoverStub(onlyCreate{}, WithPluginName("x"), WithPluginIdx("01"), quiet)
 	if err != nil {

@@ -28,7 +28,6 @@ func (v *service) Configure(ctx context.Context, req *api.ConfigureRequest) (*ap
 	}
 	if ms := req.GetRequestTimeout(); ms > 0 {
 		s.requestTimeout = time.Duration(ms) * time.Millisecond
-		v.sess.requestTimeout = s.requestTimeout
 	}
 	s.runtimeNRIVersion = runtimeNRIVersion(req)
 	v.sess.configured = true
@@ -88,16 +87,14 @@ func (v *service) subscription(ctx context.Context, req *api.ConfigureRequest) (
 func (v *service) Shutdown(ctx context.Context, req *api.ShutdownRequest) (*api.Empty, error) {
 	s := v.s
 	sd := newShutdownError(s.Name(), req)
+	s.logger.Infof(ctx, "runtime shuts the plugin down: %v", sd)
+
 	s.mu.Lock()
-	if sd.Reason == api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT && v.sess.syncOverdue {
-		sd.timedOutCall, sd.requestTimeout = "Synchronize", v.sess.requestTimeout
-	}
 	if v.sess.shutdown == nil {
 		v.sess.shutdown = sd
 	}
 	s.evalReadiness(v.sess)
 	s.mu.Unlock()
-	s.logger.Infof(ctx, "runtime shuts the plugin down: %v", sd)
 
 	// The plugin hears the reason before Run may return on it.
 	if f := s.h.shutdownWithReason; f != nil {

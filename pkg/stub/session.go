@@ -6,7 +6,6 @@ import (
 	"fmt"
 	stdnet "net"
 	"sync"
-	"time"
 
 	"github.com/containerd/ttrpc"
 
@@ -42,10 +41,6 @@ type session struct {
 	role       api.PluginRole
 	shutdown   *ShutdownError
 	pending    *api.SynchronizeRequest // chunks of a Synchronize in progress
-	// syncOverdue: the plugin's Synchronize is running, or returned only
-	// after its deadline; a timeout the runtime reports is then about it.
-	syncOverdue    bool
-	requestTimeout time.Duration // the runtime's, from Configure; 0 if it did not say
 }
 
 // Start connects to the runtime, registers and waits for Configure.

@@ -63,7 +63,6 @@ func (v *service) Synchronize(ctx context.Context, req *api.SynchronizeRequest) 
 		update []*api.ContainerUpdate
 		err    error
 	)
-	v.setSyncOverdue(true)
 	hctx := context.WithValue(ctx, syncInfoKey{}, info)
 	switch {
 	case s.h.syncRound != nil:
@@ -71,7 +70,6 @@ func (v *service) Synchronize(ctx context.Context, req *api.SynchronizeRequest) 
 	case s.h.synchronize != nil:
 		update, err = s.h.synchronize(hctx, round.GetPods(), round.GetContainers())
 	}
-	v.setSyncOverdue(ctx.Err() != nil)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			// Unwrapped, ttrpc reports it as a timeout (or cancellation)
@@ -88,12 +86,6 @@ func (v *service) Synchronize(ctx context.Context, req *api.SynchronizeRequest) 
 		s.mu.Unlock()
 	}
 	return &api.SynchronizeResponse{Update: update}, nil
-}
-
-func (v *service) setSyncOverdue(overdue bool) {
-	v.s.mu.Lock()
-	v.sess.syncOverdue = overdue
-	v.s.mu.Unlock()
 }
 
 // mergeSync appends chunk to the round collected so far (nil for the first).

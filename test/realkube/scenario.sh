@@ -154,8 +154,8 @@ rollout_wait() {
 #   "...[PID] registered (version \"V\", instance \"X\"..."  PID is instance X
 #   "...[PID] connected and synchronized"   X is active (joined, or took over)
 #   "... instance OLD ... superseded by ... instance NEW ..."  the switch itself
-#   "... instance X ... reactivated after ... left"  the standby X is active
-#    again (its successor failed its switch or left)
+#   "... instance X ... reactivated after ... left" (or "... failed to join")
+#    the standby X is active again (its successor left, or failed its switch)
 #   "... instance NEW ... takes over from external:...[PID], which does not
 #    support handover"  an opted-in NEW took over a plugin without handover
 #   "connection to plugin ...[PID] closed"  if X was active, none is
@@ -178,7 +178,7 @@ created_during() {
 	/ superseded by .* instance / {
 		split($0, w, " instance "); x = w[3]; sub(/[ "].*/, "", x); activate(x); next
 	}
-	/ reactivated after .* left"/ {
+	/ reactivated after .* (left|failed to join)"/ {
 		split($0, w, " instance "); x = w[2]; sub(/[ "].*/, "", x); activate(x); next
 	}
 	/ takes over from external:50-annotator\[[0-9]+\], which does not support handover/ {

@@ -170,3 +170,19 @@ func TestTakeoverWithoutHandover(t *testing.T) {
 		t.Fatalf("takeovers %+v, want one from uid-a to uid-b generation 6", tks)
 	}
 }
+
+// A standby is active again whether its successor left or failed to join
+// (the runtime says which): both lines are the same reactivation.
+func TestReactivationEitherWay(t *testing.T) {
+	for _, why := range []string{"left", "failed to join"} {
+		log := filepath.Join(t.TempDir(), "containerd.log")
+		write(t, log, `time="2026-12-07T05:01:21.166Z" level=info msg="plugin 40-cpu-annotator version v1 instance pod-a generation 1 reactivated after 40-cpu-annotator version v2 instance pod-b generation 2 `+why+`"`+"\n")
+		tks, err := readTakeovers(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tks) != 1 || !tks[0].reactivated || tks[0].instance != "pod-a" || tks[0].from != "pod-b" || tks[0].fromVersion != "v2" {
+			t.Fatalf("%s: takeovers %+v, want pod-a reactivated after pod-b", why, tks)
+		}
+	}
+}

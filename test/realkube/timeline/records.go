@@ -217,8 +217,9 @@ var (
 	// (a successor without handover, the kill switch rolled out, is
 	// named with what that means)
 	takeoverRE = regexp.MustCompile(`^plugin ` + describe + ` superseded by ` + describe + `(?:, which does not use handover: .*)?$`)
-	// After kill -9 of the active instance, the one standing by is active again.
-	reactivatedRE = regexp.MustCompile(`^plugin ` + describe + ` reactivated after ` + describe + ` left$`)
+	// After kill -9 of the active instance, or its successor's failed
+	// switch, the one standing by is active again.
+	reactivatedRE = regexp.MustCompile(`^plugin ` + describe + ` reactivated after ` + describe + ` (?:left|failed to join)$`)
 	// Without a predecessor (it was killed) an instance is active once it
 	// joined; the connection's pid names it ("registered" gives its identity),
 	// and when the active one's connection closes none is active.
@@ -285,7 +286,7 @@ func readTakeovers(path string) ([]takeover, error) {
 		} else if m := reactivatedRE.FindStringSubmatch(q); m != nil {
 			tk.plugin, tk.version, tk.instance, tk.gen, tk.fromVersion, tk.from, tk.reactivated = m[1], m[2], m[3], m[4], m[6], m[7], true
 		} else {
-			return fmt.Errorf("msg %q is neither `plugin DESCR superseded by DESCR` nor `plugin DESCR reactivated after DESCR left`", q)
+			return fmt.Errorf("msg %q is neither `plugin DESCR superseded by DESCR` nor `plugin DESCR reactivated after DESCR left` (or `failed to join`)", q)
 		}
 		active[tk.plugin] = tk.instance
 		tks = append(tks, tk)
