@@ -2,7 +2,6 @@ package stub
 
 import (
 	"context"
-	"strings"
 	"testing"
 )
 
@@ -48,15 +47,9 @@ func TestHandoverEnvWithOptIn(t *testing.T) {
 			t.Setenv(InstanceIDEnvVar, tc.id)
 			t.Setenv(HandoverEnvVar, tc.killSwitch)
 			opts := append([]Option{WithPluginName("p"), WithPluginIdx("10"), quiet, WithHandover()}, tc.opts...)
-			s, err := NewHandoverStub(newTestPlugin(), opts...)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("New: %v, want an error saying %q", err, tc.wantErr)
-				}
+			s, ok := newOrWantErr(t, tc.wantErr, newTestPlugin(), opts...)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if s.Generation() != tc.wantGen || s.InstanceID() != tc.wantID {
 				t.Errorf("generation %d instance %q, want %d %q", s.Generation(), s.InstanceID(), tc.wantGen, tc.wantID)

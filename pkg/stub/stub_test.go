@@ -124,15 +124,9 @@ func TestIdentity(t *testing.T) {
 			}
 			os.Args[0] = tc.argv0
 			log := &lineRecorder{}
-			s, err := NewHandoverStub(onlyCreate{}, append([]Option{WithLogger(log)}, tc.opts...)...)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("New: %v, want an error saying %q", err, tc.wantErr)
-				}
+			s, ok := newOrWantErr(t, tc.wantErr, onlyCreate{}, append([]Option{WithLogger(log)}, tc.opts...)...)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if s.Name() != tc.want {
 				t.Fatalf("name %q, want %q", s.Name(), tc.want)
@@ -872,4 +866,21 @@ func TestFeaturesFollowOptIn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newOrWantErr creates a stub of p; with wantErr set it expects New to fail
+// saying it instead, and ok tells whether the case goes on with the stub.
+func newOrWantErr(t *testing.T, wantErr string, p Plugin, opts ...Option) (s HandoverStub, ok bool) {
+	t.Helper()
+	s, err := NewHandoverStub(p, opts...)
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("New: %v, want an error saying %q", err, wantErr)
+		}
+		return nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, true
 }
