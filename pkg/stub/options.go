@@ -198,13 +198,22 @@ func WithExitOnSuperseded() Option {
 // an upstream plugin from its manifest, without a rebuild.
 func WithHandover() Option {
 	return func(s *stub) error {
-		on, err := handoverFromEnv()
-		if err != nil {
-			return err
-		}
-		s.handover, s.handoverOff = on, !on
+		s.handover = true // the environment may turn it off: readHandoverEnv
 		return nil
 	}
+}
+
+// readHandoverEnv applies the environment of a plugin that called
+// WithHandover, after every option: the operator's kill switch, then the
+// instance id and generation that options left unset. A plugin that did not
+// opt in reads none of it, as upstream's stub.
+func (s *stub) readHandoverEnv() error {
+	on, err := handoverFromEnv()
+	if err != nil {
+		return err
+	}
+	s.handover, s.handoverOff = on, !on
+	return s.handoverIdentityFromEnv()
 }
 
 // HandoverEnvVar, in the plugin's environment, turns WithHandover off or

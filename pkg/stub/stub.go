@@ -153,8 +153,8 @@ func newStub(p Plugin, opts ...Option) (*stub, error) {
 			return nil, fmt.Errorf("creating NRI stub: %w", errOption(err))
 		}
 	}
-	if s.optedIn() {
-		if err := s.handoverIdentityFromEnv(); err != nil {
+	if s.handover {
+		if err := s.readHandoverEnv(); err != nil {
 			return nil, fmt.Errorf("creating NRI stub: %w", err)
 		}
 	}
