@@ -201,6 +201,7 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 	if err == nil {
 		err = serr
 	}
+	r.atFor(pointSynced, p)
 	if bugHoldAfterSyncFn && err == nil && (p.handsOver() || grouped) {
 		held = r.hold.enqueue()
 		if err = r.acquire(ctx, held); err != nil {

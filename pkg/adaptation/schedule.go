@@ -17,6 +17,7 @@ const (
 	pointRegister   = "register"
 	pointDrain      = "drain"
 	pointSnapshot   = "snapshot"
+	pointSynced     = "synced" // SyncFn returned to a join under the gate: an exit may come in here
 	pointSyncRound  = "sync-round"
 	pointGate       = "gate"
 	pointSwitch     = "switch"
