@@ -39,11 +39,15 @@ func TestHandover(t *testing.T) {
 	}
 
 	// run starts one instance, as one pod of the DaemonSet would: its own
-	// instance id, and a generation that grows with every rollout.
+	// instance id, and a generation that grows with every rollout. In a pod
+	// a superseded instance stays up until the pod is deleted; here
+	// WithExitOnSuperseded makes Run return once the runtime said so, which
+	// the test waits for.
 	run := func(version, instance string, generation uint64) (stub.HandoverStub, <-chan error) {
 		s, err := stub.NewHandoverStub(plugin{version}, stub.WithPluginName("myplugin"), stub.WithPluginIdx("50"),
 			stub.WithSocketPath(rt.SocketPath()), stub.WithPluginVersion(version),
-			stub.WithInstanceID(instance), stub.WithGeneration(generation), stub.WithHandover())
+			stub.WithInstanceID(instance), stub.WithGeneration(generation), stub.WithHandover(),
+			stub.WithExitOnSuperseded())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +59,7 @@ func TestHandover(t *testing.T) {
 		return s, done
 	}
 
-	v1, v1Done := run("v1", "pod-a", 1)
+	_, v1Done := run("v1", "pod-a", 1)
 	if got := handledBy("c1"); got != "v1" {
 		t.Fatalf("c1 handled by %q, want v1", got)
 	}
@@ -64,9 +68,6 @@ func TestHandover(t *testing.T) {
 		t.Fatalf("c2 handled by %q after the handover, want v2 alone", got)
 	}
 
-	// A superseded instance stays up, serving no events, until it is
-	// stopped (its pod deleted); then Run says why it ended.
-	v1.Stop()
 	if err := <-v1Done; !errors.Is(err, stub.ErrSuperseded) {
 		t.Errorf("v1's Run: %v, want superseded", err)
 	}
