@@ -432,7 +432,11 @@ func (e *explorer) connect(f *exploreFake, sock string, done chan<- struct{}) er
 		e.activity(-1)
 		return err
 	}
+	// Under f.mu: the crash step sees f attached whole or not at all (a
+	// half-attached one, its server not yet set, would never stop serving).
+	f.mu.Lock()
 	f.attach(&testing.T{}, conn)
+	f.mu.Unlock()
 	go func() {
 		defer close(done)
 		_ = f.register(context.Background()) // refusals are part of the exploration
@@ -621,13 +625,20 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 				if f == nil {
 					return
 				}
+				// A third instance's connect may be attaching it now (a
+				// left-out step still running when the point was reached):
+				// one not attached yet connects later, crashed.
 				f.mu.Lock()
 				f.crashed = true
+				connected := f.mux != nil
 				f.mu.Unlock()
+				if !connected {
+					return
+				}
 				e.mu.Lock()
 				e.crashing = f.who
 				var lostC chan struct{}
-				if !e.lost[f.who] && f.mux != nil {
+				if !e.lost[f.who] {
 					lostC = make(chan struct{})
 					e.lostC[f.who] = lostC
 				}
