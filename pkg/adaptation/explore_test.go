@@ -219,7 +219,9 @@ func (e *explorer) activity(d int) {
 func (e *explorer) probe(ctx context.Context, point string, p *plugin) {
 	who := ""
 	if p != nil {
+		p.mu.Lock() // a connection may be lost while RegisterPlugin records it
 		who = p.instance
+		p.mu.Unlock()
 	}
 	switch point {
 	case pointHoldWait: // the hold's lock is held: signal only
