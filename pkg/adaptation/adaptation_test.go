@@ -481,7 +481,7 @@ func TestFailedSynchronizationDisconnects(t *testing.T) {
 	f := newFakePlugin("01", "unsyncable", nil)
 	f.regReq = func(q *api.RegisterPluginRequest) { q.Features = []string{api.FeatureHandover} } // to be told
 	f.syncErr = errors.New("cannot sync")
-	f.connect(t, sock)
+	f.connectRefused(t, sock)
 	defer f.close()
 
 	req := receive(t, f.shutdowns, "shutdown after failed synchronization")

@@ -2,6 +2,7 @@ package adaptation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -150,6 +151,18 @@ func (f *fakePlugin) connect(t testing.TB, socket string) {
 	t.Helper()
 	f.dial(t, socket)
 	if err := f.register(context.Background()); err != nil {
+		t.Fatalf("register %s-%s: %v", f.idx, f.name, err)
+	}
+}
+
+// connectRefused dials and registers a plugin the runtime drops right after
+// its registration. ttrpc's client picks at random between a reply and a
+// connection closed meanwhile, so RegisterPlugin may then fail with
+// ErrClosed although the runtime answered it; any other error fails the test.
+func (f *fakePlugin) connectRefused(t testing.TB, socket string) {
+	t.Helper()
+	f.dial(t, socket)
+	if err := f.register(context.Background()); err != nil && !errors.Is(err, ttrpc.ErrClosed) {
 		t.Fatalf("register %s-%s: %v", f.idx, f.name, err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containerd/ttrpc"
 
 	"github.com/nri-handover/nri/api"
 )
@@ -49,19 +48,6 @@ func TestShutdownNoticeByCause(t *testing.T) {
 		r, sock := startRuntime(t, newFakeRuntime(), opts...)
 		t.Cleanup(r.Stop)
 		return r, sock
-	}
-	// connectFailing connects a plugin that the runtime disconnects right
-	// after it registered (configure or synchronization fails). As in
-	// upstream, the runtime answers RegisterPlugin and starts Configure at
-	// the same moment, so the connection may close before the answer was
-	// written: a register that fails with ttrpc.ErrClosed is part of the
-	// cause, any other error is not.
-	connectFailing := func(t *testing.T, f *fakePlugin, sock string) {
-		t.Helper()
-		f.dial(t, sock)
-		if err := f.register(context.Background()); err != nil && !errors.Is(err, ttrpc.ErrClosed) {
-			t.Fatalf("register %s: %v", f.id(), err)
-		}
 	}
 	expectRefused := func(t *testing.T, f *fakePlugin) {
 		t.Helper()
@@ -124,7 +110,7 @@ func TestShutdownNoticeByCause(t *testing.T) {
 				_, sock := runtime(t)
 				f := plugin(t, "10", "p", reg)
 				f.events = 1 << 30 // no such event
-				connectFailing(t, f, sock)
+				f.connectRefused(t, sock)
 				return f
 			},
 		},
@@ -134,7 +120,7 @@ func TestShutdownNoticeByCause(t *testing.T) {
 				_, sock := runtime(t)
 				f := plugin(t, "10", "p", reg)
 				f.syncErr = errors.New("cannot sync")
-				connectFailing(t, f, sock)
+				f.connectRefused(t, sock)
 				return f
 			},
 		},

@@ -247,7 +247,7 @@ func TestFailedActiveNoticeReinstatesPredecessor(t *testing.T) {
 		}
 		return nil
 	}
-	b.connect(t, sock)
+	b.connectRefused(t, sock)
 	defer b.close()
 	for _, want := range []api.PluginRole{api.PluginRole_PLUGIN_ROLE_STANDBY, api.PluginRole_PLUGIN_ROLE_ACTIVE} {
 		if got := receive(t, roles, "a's role"); got != want {
