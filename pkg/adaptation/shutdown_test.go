@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/nri-handover/nri/api"
 )
 
