@@ -295,13 +295,15 @@ func (e *explorer) checkOneActive(at string) {
 }
 
 // inHoldUnderLock: a plugin round trip inside a hold while the adaptation's
-// lock is held (events cannot hold it then: they wait for the hold).
+// lock is held. Both are read under the hold's own lock: no event is in
+// flight while a holder holds, and the hold cannot end meanwhile, so the lock
+// is taken only if the holder took it (read apart, a hold released between
+// the two reads let the next event take the lock: a false violation).
 func (e *explorer) inHoldUnderLock() bool {
 	h := &e.r.hold
 	h.mu.Lock()
-	holding := h.holding
-	h.mu.Unlock()
-	if !holding {
+	defer h.mu.Unlock()
+	if !h.holding {
 		return false
 	}
 	if e.r.TryLock() {
