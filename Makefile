@@ -1,6 +1,6 @@
 # nri-handover: generate, check, test, bench, demo.
 #
-#   make test       everything CI runs: vet, verify-generate (and its negative
+#   make test       everything CI runs: vet (and gofmt), verify-generate (and its negative
 #                   check), check-wire, check-deps, the Go tests (with the race
 #                   detector), upstream's own test suites and third-party plugins against this module
 #   make demo       build everything and show a plugin rollout with and without handover
@@ -60,9 +60,12 @@ check-generate-negative: tools $(BUF)
 
 # vet includes the stdversion analyzer: with go.mod's go 1.24.0 (upstream's)
 # it rejects standard library API newer than Go 1.24 (sync.WaitGroup.Go,
-# testing/synctest, ...), which the compiler alone lets through.
+# testing/synctest, ...), which the compiler alone lets through. It also
+# fails on any committed Go file gofmt would change.
 vet:
 	$(GO) vet ./...
+	@unformatted=$$(git ls-files -z '*.go' | xargs -0 gofmt -l); \
+	if [ -n "$$unformatted" ]; then echo "gofmt -w these files:"; echo "$$unformatted"; exit 1; fi
 
 # check-wire: buf lint + buf breaking (proto/buf.yaml) against upstream
 # containerd/nri's pkg/api/api.proto at the version go.mod pins, our own RPC
