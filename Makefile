@@ -88,7 +88,13 @@ $(RPCCHECK): FORCE
 check-deps:
 	hack/check-deps.sh
 
-test: vet verify-generate check-generate-negative check-wire check-deps check-standin model test-go upstream-suite check-deploy
+test: vet verify-generate check-generate-negative check-wire check-deps check-standin model test-go upstream-suite check-deploy check-results
+
+# check-results warns of each docs/results file older than the last change to
+# the code it measures (hack/figures -stale); it never fails the build.
+.PHONY: check-results
+check-results:
+	$(GO) run ./hack/figures -stale
 
 # test-go includes test/thirdparty: third-party NRI clients (upstream's sample
 # plugins, containers/nri-plugins v0.14.0's sgx-epc and memory-qos) built
