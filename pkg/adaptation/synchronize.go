@@ -214,6 +214,13 @@ func (p *plugin) synchronizeDelta(ctx context.Context, d *delta, takeover *api.T
 // split: by exact sizes if the message was the whole round (the estimate was
 // wrong, or the envelope did not fit), into ever smaller messages if it was
 // planned by exact sizes. What the plugin already received stands.
+func (s *syncRound) kind() string {
+	if s.delta {
+		return "delta"
+	}
+	return "full"
+}
+
 func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.ContainerUpdate, error) {
 	p.r.atFor(pointSyncRound, p)
 	limit := getRequestTimeout()
@@ -241,7 +248,7 @@ func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.Contai
 	p.r.log.Infof(ctx, "synchronizing plugin %s (%d pods, %d containers, %d removed, %d messages)", p.name(),
 		len(round.pods), len(round.ctrs), len(round.removedPods)+len(round.removedCtrs), len(ends))
 
-	from := 0
+	from, begun := 0, time.Now()
 	for len(ends) > 0 {
 		req := round.request(from, ends[0])
 		start := time.Now()
@@ -272,6 +279,9 @@ func (p *plugin) syncRound(ctx context.Context, round *syncRound) ([]*api.Contai
 		}
 		p.r.metrics.RecordPluginAdjustments(p.name(), "Synchronize", nil, len(rpl.GetUpdate()), 0)
 		if !req.More {
+			// The end of a round on the runtime's own clock, for a takeover's
+			// timeline read from the runtime's log alone.
+			p.r.log.Infof(ctx, "plugin %s synchronized (%s round) in %s", p.qualifiedName(), round.kind(), time.Since(begun))
 			return rpl.GetUpdate(), nil
 		}
 		if len(rpl.GetUpdate()) > 0 || !rpl.GetMore() {

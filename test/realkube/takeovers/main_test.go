@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -38,5 +41,38 @@ func TestLongestGap(t *testing.T) {
 	}
 	if g, _ := longestGap(calls, at(2.5), at(5), nil); g != 0 {
 		t.Errorf("gap %v inside a call, want 0", g)
+	}
+}
+
+// Both ends of synchronized → active come from containerd's log, and a
+// negative difference is reported as it is, not as 0.
+func TestSynchronizedToActiveOnContainerdsClock(t *testing.T) {
+	dir := t.TempDir()
+	line := func(at, msg string) string { return `time="2026-12-07T17:27:` + at + `Z" level=info msg="` + msg + `"` + "\n" }
+	log := line("30.000000000", `external:50-annotator[7] registered (version \"v2\", instance \"uid-b\", generation 5)`) +
+		line("30.040000000", `plugin external:50-annotator[7] synchronized (full round) in 40ms`) +
+		line("30.100000000", `plugin 50-annotator (instance uid-a) superseded by 50-annotator instance uid-b generation 5`) +
+		line("31.000000000", `external:50-annotator[8] registered (version \"v3\", instance \"uid-c\", generation 6)`) +
+		line("31.500000000", `plugin external:50-annotator[8] synchronized (full round) in 10ms`) +
+		line("31.400000000", `plugin 50-annotator (instance uid-b) superseded by 50-annotator instance uid-c generation 6`)
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("containerd.log", log)
+	write("s1.lines", "0 6\n")
+	var out strings.Builder
+	if err := report(&out, filepath.Join(dir, "containerd.log"), dir, "s1", 8*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"instance uid-b: registered → synchronized 0.040s, synchronized → active 0.060s,",
+		"instance uid-c: registered → synchronized 0.500s, synchronized → active -0.100s,",
+		"summary: takeovers=2 within=2 max-synced-active=0.060 ",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
 	}
 }
