@@ -48,7 +48,9 @@ func TestLongestGap(t *testing.T) {
 // negative difference is reported as it is, not as 0.
 func TestSynchronizedToActiveOnContainerdsClock(t *testing.T) {
 	dir := t.TempDir()
-	line := func(at, msg string) string { return `time="2026-12-07T17:27:` + at + `Z" level=info msg="` + msg + `"` + "\n" }
+	line := func(at, msg string) string {
+		return `time="2026-12-07T17:27:` + at + `Z" level=info msg="` + msg + `"` + "\n"
+	}
 	log := line("30.000000000", `external:50-annotator[7] registered (version \"v2\", instance \"uid-b\", generation 5)`) +
 		line("30.040000000", `plugin external:50-annotator[7] synchronized (full round) in 40ms`) +
 		line("30.100000000", `plugin 50-annotator (instance uid-a) superseded by 50-annotator instance uid-b generation 5`) +
