@@ -38,9 +38,10 @@ trap 'rm -rf "$work"' EXIT
 # NEXIT container exits (at most 3 events); NKILL process kills; NFAIL
 # round trips that fail (a request timeout). mode: full (exhaustive, with
 # -DCOLLAPSE), bit (-DBITSTATE), ltl (acceptance, weak fairness).
-# workload.pml's configuration is spin defines instead (workload.pml: NEV
-# events, NKILL kills, WITH_C a later rollout, NO_RESTART no restarts),
-# one verifier each.
+# workload.pml's and ledger.pml's configurations are spin defines instead
+# (workload.pml: NEV events, NKILL kills, WITH_C a later rollout, NO_RESTART
+# no restarts; ledger.pml: RT the runtime's order of events), one verifier
+# each.
 configs=(
 	"hold|opted-in+delta -> delta successor, standby|2 1 1 0 1 1 1 0|full"
 	"hold|opted-in+delta -> successor without delta, standby, a failure|2 0 1 0 1 1 1 1|full"
@@ -58,6 +59,9 @@ configs=(
 	"workload|restarts of both, one kill, one event|-DNEV=1 -DNKILL=1|full"
 	"workload|two kills, two events|-DNEV=2 -DNKILL=2 -DNO_RESTART|full"
 	"workload|a later rollout, one kill|-DNEV=0 -DNKILL=1 -DWITH_C -DNO_RESTART|full"
+	"ledger|what a successor is told, containerd's order|-DRT=0|full"
+	"ledger|what a successor is told, CRI-O's order (no gate, removal relayed first)|-DRT=1|full"
+	"ledger|what a successor is told, moby's order (creation only)|-DRT=2|full"
 )
 
 # build DIR MODEL MODE OPT DEFINES...: the verifier for MODEL.pml (spin -D
@@ -98,7 +102,7 @@ declare -A built
 for c in "${configs[@]}"; do
 	IFS='|' read -r model name config mode <<<"$c"
 	dir=$model-$mode defines=() env=$config
-	if [[ $model == workload ]]; then
+	if [[ $model == workload || $model == ledger ]]; then
 		dir=$model-${config// /}
 		read -ra defines <<<"$config"
 		env=-
@@ -138,11 +142,16 @@ negatives=(
 	"workload|BUG_IDLE_UPDATE|-DNEV=0 -DNKILL=0 -DNO_RESTART|full|U1_one_writer"
 	"workload|BUG_CONNECT_ORDER|-DNEV=0 -DNKILL=1|full|R1_newest_takes_over"
 	"workload|BUG_NO_REJOIN|-DNEV=0 -DNKILL=1 -DWITH_C -DNO_RESTART|full|R2_newest_serves"
+	"ledger|BUG_UPDATE_NOT_NOTED|-DRT=0|full|X1_exact_on_containerd"
+	"ledger|BUG_REMOVAL_READDED|-DRT=1|full|S1_told_the_node"
+	"ledger|BUG_TRUST_ALWAYS|-DRT=2|full|S1_told_the_node"
+	"ledger|BUG_PEND_COUNTED|-DRT=0|full|X1_exact_on_containerd"
+	"ledger|BUG_HOLD_IGNORES_UPDATES|-DRT=0|full|S1_told_the_node"
 )
 for n in "${negatives[@]}"; do
 	IFS='|' read -r model bug config mode want <<<"$n"
 	defines=()
-	if [[ $model == workload ]]; then
+	if [[ $model == workload || $model == ledger ]]; then
 		read -ra defines <<<"$config"
 		config=-
 	fi
