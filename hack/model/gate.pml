@@ -1,5 +1,5 @@
 /*
- * gate.pml: SyncFn only under the gate held exclusively (core-design.md
+ * gate.pml: SyncFn only under the gate held exclusively (README.md,
  * rule 1) and the join under the gate (rule 4a), against the runtime's
  * per-container state, for spin.
  *

@@ -1,6 +1,6 @@
 /*
  * hold.pml: the redesigned handover core, "ledger + hold" (issue 30,
- * /work/wt/core-design.md rules 2-6), for spin.
+ * hack/model/README.md, the design's rules 2-6), for spin.
  *
  * One plugin name and three connections to it:
  *   P (0)  the predecessor, active at the start: legacy (did not opt in),
@@ -22,7 +22,7 @@
  * plugin as its request timeout would, and the model remembers the plugin
  * was healthy (not excused).
  *
- * Model names -> the design (core-design.md):
+ * Model names -> the design (README.md, "The design's rules"):
  *   mu            r.mu, the adaptation's lock (events relayed under it)
  *   rmu           the runtime's own mutex (containerd's NRI lock): taken by
  *                 every event relay, by SyncFn and by UpdateFn

@@ -1,5 +1,5 @@
 /*
- * idle.pml: the commit never waits for an idle instant (core-design.md
+ * idle.pml: the commit never waits for an idle instant (README.md,
  * rule 4b; finding 0), for spin.
  *
  * The runtime runs a stream of overlapping operations on the gate's read

@@ -53,7 +53,7 @@ type mark struct {
 }
 
 // takeover is one of containerd's lines that switch a plugin to instance,
-// from instance from. adaptation/handover.go logs "OLD superseded by NEW"
+// from instance from. The adaptation (switch.go) logs "OLD superseded by NEW"
 // at the switch itself ("takes over from", logged when the successor starts
 // catching up, is not the switch: on a busy node the predecessor served for
 // seconds after it) and "reactivated after" when the instance standing by
