@@ -12,7 +12,7 @@
  * than the candidate or active one, which goes idle; else idle), is
  * configured (joinGroup), and a candidate joins as upstream's join does
  * (joinUnderGate, groupJoinLoop): the sync gate, one full Synchronize, the
- * switch in the same critical section (switchGroupHeld: refused if it is
+ * switch in the same critical section (switchHeld, swap: refused if it is
  * no longer the candidate, or no newer than the active one; the active one
  * goes idle), the gate released; idled and made the candidate again, it
  * joins once more. When a member goes (its connection closes: a kill, the

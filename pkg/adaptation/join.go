@@ -214,9 +214,6 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 		}
 		return nil, err
 	}
-	if grouped {
-		return updates, g.switchGroupHeld(p, held)
-	}
 	more, err := g.switchHeld(ctx, p, cur, takeover, held)
 	return append(updates, more...), err
 }

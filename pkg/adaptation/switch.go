@@ -45,18 +45,8 @@ func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *
 func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
 	r := g.r
 	r.atFor(pointSwitch, p)
-	if !p.handsOver() { // as upstream: added between two events
-		r.Lock()
-		sw, err := g.swap(p)
-		if err == nil {
-			_, err = g.activated(sw)
-		}
-		if err == nil {
-			// Logged before the next event, so that the log orders the
-			// switch with the events around it.
-			g.logTurnedOff(ctx, sw)
-		}
-		r.Unlock()
+	if !p.handsOver() {
+		sw, err := g.switchBetweenEvents(ctx, p, t)
 		if sw != nil {
 			sw.dropStandby()
 		}
@@ -109,6 +99,29 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	return updates, nil
 }
 
+// switchBetweenEvents switches p, which did not opt in, as upstream adds a
+// plugin: between two events, under the adaptation's lock, or in the hold t
+// its join took inside SyncFn (a workload group's member). No role notice
+// is sent, so nothing is waited for meanwhile.
+func (g *registry) switchBetweenEvents(ctx context.Context, p *plugin, t *holdTicket) (*switchover, error) {
+	if t != nil {
+		defer g.r.release(t)
+	} else {
+		g.r.Lock()
+		defer g.r.Unlock()
+	}
+	sw, err := g.swap(p)
+	if err == nil {
+		_, err = g.activated(sw)
+	}
+	if err == nil {
+		// Logged before the next event, so that the log orders the
+		// switch with the events around it.
+		g.logTurnedOff(ctx, sw)
+	}
+	return sw, err
+}
+
 // successorActive is a superseded instance's Shutdown message: the reason
 // says it was superseded and the request's successor fields by whom, so the
 // message says only what a plugin cannot tell from them.
@@ -153,15 +166,17 @@ func (g *registry) logTurnedOff(ctx context.Context, sw *switchover) {
 }
 
 // swap switches p's slot to p: admission decides again, now that it takes
-// effect; p becomes the active instance and the one it replaces the standby.
-// An opted-in p's switch holds the dispatch, so no event reaches either
-// before the notices are over; if p fails them it is removed and the standby
-// reactivated, having missed nothing.
+// effect; p becomes the active instance and the one it replaces the standby
+// (a workload group's: idle, see workloadgroup.go). An opted-in p's switch
+// holds the dispatch, so no event reaches either before the notices are
+// over; if p fails them it is removed and the standby reactivated, having
+// missed nothing. The opted-in instances a p that did not opt in takes over
+// (turnsOff) are the same whatever kind of slot p is in.
 func (g *registry) swap(p *plugin) (*switchover, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if p.state != stateCandidate && p.state != stateStandby {
-		return nil, errDisplaced
+	if err := g.pendingErr(p); err != nil {
+		return nil, err
 	}
 	legacy, err := g.admitSwitch(p)
 	if err != nil {
@@ -172,7 +187,17 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	if !p.handsOver() {
 		sw.legacy, sw.optedIn = nil, legacy
 	}
-	if old := sw.from; old != nil {
+	if old := sw.from; old != nil && s.group != "" {
+		// A member has no notion of standing by: the instance it
+		// replaces stays connected, idle.
+		if !g.newer(p, old) {
+			g.move(p, s, stateIdle)
+			return nil, fmt.Errorf("%w: %s", errIdled, g.who(old))
+		}
+		g.move(old, s, stateIdle)
+		g.r.log.Infof(g.r.ctx, "plugin %s takes over from %s of its workload, which stays connected and receives no events",
+			g.who(p), g.who(old))
+	} else if old != nil {
 		// A standby stands by for the active instance it was replaced
 		// by: once that one is replaced in turn, its reason is gone.
 		if prev := s.standby; prev != nil && prev != p {

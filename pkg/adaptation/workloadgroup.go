@@ -36,6 +36,12 @@ package adaptation
 //     active one (a candidate it had displaced) joins in its place, so the
 //     newest connected instance serves; an older one never does while a
 //     newer one is active.
+//   - the switch is every plugin's that did not opt in (switch.go, swap):
+//     so an opted-in instance of the name and workload that a later
+//     generation's member turns handover off for (a rollback to an
+//     upstream-stub build, $NRI_PLUGIN_HANDOVER=off: admission.go,
+//     turnsOff) is retired and told why, exactly as outside a group, and
+//     one instance handles each event.
 //
 // No RoleChange and no Shutdown is ever sent to a member: upstream sends
 // neither.
@@ -190,39 +196,6 @@ func (g *registry) groupJoinLoop(ctx context.Context, p *plugin) error {
 		g.applyUpdates(ctx, p, updates)
 		return nil
 	}
-}
-
-// switchGroupHeld switches member p's group to p in the hold t, taken inside
-// the SyncFn call that synchronized p: no event passed since p's
-// Synchronize, and none passes until the release. The instance it replaces
-// goes idle. Admission decides again (the stopping and beside rules); a
-// member that is no longer newer than the active one goes idle instead.
-func (g *registry) switchGroupHeld(p *plugin, t *holdTicket) error {
-	defer g.r.release(t)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := g.pendingErr(p); err != nil {
-		return err
-	}
-	if _, err := g.decide(p, nil, true); err != nil {
-		return err
-	}
-	s := p.slot
-	old := s.active
-	if old != nil && !g.newer(p, old) {
-		g.move(p, s, stateIdle)
-		return fmt.Errorf("%w: %s", errIdled, g.who(old))
-	}
-	if old != nil {
-		g.move(old, s, stateIdle)
-	}
-	g.move(p, s, stateActive)
-	if old != nil {
-		g.r.log.Infof(g.r.ctx, "plugin %s takes over from %s of its workload, which stays connected and receives no events",
-			g.who(p), g.who(old))
-	}
-	g.logOrder(g.plugins)
-	return nil
 }
 
 // groupLost runs when a member of s went: the newest idle member joins if

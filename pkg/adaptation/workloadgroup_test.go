@@ -1,6 +1,7 @@
 package adaptation
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -26,7 +27,10 @@ func (g *registry) member(name string, tg int64, annotated bool) *plugin {
 
 // groupSwitch is the switch p's join takes in the hold it opened in its
 // SyncFn call, once p answered its Synchronize.
-func (g *registry) groupSwitch(p *plugin) error { return g.switchGroupHeld(p, &holdTicket{}) }
+func (g *registry) groupSwitch(p *plugin) error {
+	_, err := g.switchHeld(context.Background(), p, nil, nil, &holdTicket{})
+	return err
+}
 
 // activeMember places p and switches to it, as its join does.
 func (g *registry) activeMember(t *testing.T, p *plugin) *plugin {
