@@ -8,7 +8,7 @@ package adaptation
 // that means anything: two connections of its name are two plugins, and
 // both get every event (upstream's behaviour, kept for every such plugin by
 // default). What the runtime can still verify is where each connection
-// comes from (identity.go): the pod, its namespace, workload labels,
+// comes from (identity.go): the pod, its namespace, its controller,
 // pod-template-generation and annotations. An operator who knows that two
 // pods of one DaemonSet run one plugin says so on the pod template with
 // HandoverAnnotation; the runtime then treats the connections of one name
@@ -58,11 +58,10 @@ import (
 // which the runtime sees as PodSandbox annotations) with the value
 // HandoverWorkload tells the runtime that the connections of one plugin name
 // and index from pods of this workload are instances of one plugin, of which
-// one at a time receives events. An annotation rather than a label: labels
-// are part of the workload's identity (KubernetesResolver), and adding one would
-// make the rollout that adds it a different workload; an annotation changes
-// no selector. On the pod rather than the DaemonSet: the runtime sees pods
-// only. The value names the rule, so that another one can be added.
+// one at a time receives events. An annotation rather than a label: it
+// changes no selector. On the pod rather than the DaemonSet: the runtime
+// sees pods only. The value names the rule, so that another one can be
+// added.
 const HandoverAnnotation = "nri.containerd.io/handover"
 
 // HandoverWorkload is the value of HandoverAnnotation that turns workload
@@ -74,7 +73,7 @@ const HandoverWorkload = "workload"
 var errIdled = errors.New("a newer instance of its workload took over")
 
 // groupKey is the workload group p belongs to: its index and name, its
-// pod's namespace and workload labels. ok is false for every plugin that
+// pod's namespace and workload (the resolver's). ok is false for every plugin that
 // stays as upstream: not external, not opted in by its pod, a pod the
 // runtime did not verify, or one without a pod-template-generation (who is
 // newer could then only be guessed from the order of connections).

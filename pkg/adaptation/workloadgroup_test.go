@@ -280,7 +280,7 @@ func TestGroupNewestIdleJoinsOnceConfigured(t *testing.T) {
 // the known value and carrying a pod-template-generation, with the workload
 // rule on; every other one is a plugin written for upstream as upstream runs
 // it, beside the group (both receive events). Pods of another namespace or
-// other labels are another group.
+// another DaemonSet are another group.
 func TestGroupMembership(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -333,17 +333,17 @@ func TestGroupMembership(t *testing.T) {
 		})
 	}
 
-	// Another namespace or other labels: another group, whose instance is
-	// active beside this group's.
-	for _, other := range []struct{ name, ns, app string }{
-		{"other namespace", "other", "p"},
-		{"other labels", "kube-system", "impostor"},
+	// Another namespace or another DaemonSet: another group, whose
+	// instance is active beside this group's.
+	for _, other := range []struct{ name, ns, pod string }{
+		{"other namespace", "other", "p-o"},
+		{"other DaemonSet", "kube-system", "impostor-o"},
 	} {
 		t.Run(other.name, func(t *testing.T) {
 			g := workloadRegistry()
 			a := g.activeMember(t, g.member("p-a", 1, true))
 			o := g.member("p-o", 9, true)
-			inPod(o, other.ns, "p-o", other.app, 9).ident.pod.Handover = HandoverWorkload
+			inPod(o, other.ns, other.pod, "p", 9).ident.pod.Handover = HandoverWorkload
 			g.activeMember(t, o)
 			if o.slot == a.slot {
 				t.Fatal("a pod of another workload joined the group")
