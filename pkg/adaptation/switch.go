@@ -178,11 +178,14 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	if err := g.pendingErr(p); err != nil {
 		return nil, err
 	}
+	s := p.slot
 	legacy, err := g.admitSwitch(p)
+	if errors.Is(err, errIdled) {
+		g.move(p, s, stateIdle) // a member no newer than the active one (admission's newer rule)
+	}
 	if err != nil {
 		return nil, err
 	}
-	s := p.slot
 	sw := &switchover{to: p, from: s.active, legacy: legacy}
 	if !p.handsOver() {
 		sw.legacy, sw.optedIn = nil, legacy
@@ -190,10 +193,6 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	if old := sw.from; old != nil && s.group != "" {
 		// A member has no notion of standing by: the instance it
 		// replaces stays connected, idle.
-		if !g.newer(p, old) {
-			g.move(p, s, stateIdle)
-			return nil, fmt.Errorf("%w: %s", errIdled, g.who(old))
-		}
 		g.move(old, s, stateIdle)
 		g.r.log.Infof(g.r.ctx, "plugin %s takes over from %s of its workload, which stays connected and receives no events",
 			g.who(p), g.who(old))

@@ -17,7 +17,9 @@ package adaptation
 //
 //   - who is newer is the pods' pod-template-generation, never the order of
 //     connections: a rollback (a higher generation running an older binary)
-//     takes over, a restarted older pod never does;
+//     takes over, a restarted older pod never does (admission's newer rule,
+//     at registration and at the switch; refused by it, a member stays
+//     idle);
 //   - a newer instance joins as upstream's join does (join.go,
 //     joinUnderGate: one full Synchronize from inside SyncFn under the
 //     gate) and its switch is taken in the hold that SyncFn's call opened,
@@ -123,22 +125,18 @@ func (s *slot) top() *plugin {
 	return s.active
 }
 
-// placeInGroup puts a registering member into its group: as the candidate
-// if it is newer than every instance active or joining (a pending candidate
-// it is newer than goes idle, still connected), else idle. g.mu is held.
-func (g *registry) placeInGroup(p *plugin, key string) {
-	s := g.groups[key]
-	if s == nil {
-		s = &slot{group: key}
-		g.groups[key] = s
-	}
-	top := s.top()
-	if top != nil && !g.newer(p, top) {
+// placeInGroup puts a registering member into its group s as admission
+// decided: idle if the newer rule idled it (idled), else as the candidate
+// (it is newer than every instance active or joining; a pending candidate
+// goes idle, still connected). g.mu is held.
+func (g *registry) placeInGroup(p *plugin, s *slot, idled bool) {
+	if idled {
 		g.move(p, s, stateIdle)
 		g.r.log.Infof(g.r.ctx, "plugin %s is not newer than %s of its workload: it stays connected and receives no events",
-			g.who(p), g.who(top))
+			g.who(p), g.who(s.top()))
 		return
 	}
+	g.groups[s.group] = s
 	if c := s.candidate; c != nil {
 		g.move(c, s, stateIdle)
 		g.r.log.Infof(g.r.ctx, "plugin %s is newer than %s, which had not taken over: that one stays connected and receives no events",
