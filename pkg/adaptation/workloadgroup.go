@@ -49,11 +49,9 @@ package adaptation
 // neither.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // HandoverAnnotation on a plugin's pod template (so on each of its pods,
@@ -145,56 +143,6 @@ func (g *registry) placeInGroup(p *plugin, s *slot, idled bool) {
 	g.move(p, s, stateCandidate)
 }
 
-// joinGroup is admit for a member, configured by now: a candidate joins, an
-// idle one stays idle (or, if nobody is joining and it is the newest idle
-// one and newer than the active one or nobody is active, joins).
-func (g *registry) joinGroup(ctx context.Context, p *plugin) error {
-	g.mu.Lock()
-	p.admitted = true
-	s := p.slot
-	if p.state == stateIdle {
-		g.groupNext(s)
-	}
-	run := p.state == stateCandidate && !p.joining
-	if run {
-		p.joining = true
-	}
-	g.mu.Unlock()
-	if !run {
-		return nil
-	}
-	return g.groupJoinLoop(ctx, p)
-}
-
-// groupJoinLoop joins member p under the gate until it is active, idle or
-// failed. A member idled during its join (a newer one registered) and made
-// the candidate again (that one left) joins once more; a failed one is
-// disconnected, as upstream's join disconnects it.
-func (g *registry) groupJoinLoop(ctx context.Context, p *plugin) error {
-	for {
-		start := time.Now()
-		updates, err := g.joinUnderGate(ctx, p, nil)
-		g.mu.Lock()
-		again := errors.Is(err, errIdled) && p.state == stateCandidate && !g.closed
-		if !again {
-			p.joining = false
-		}
-		g.mu.Unlock()
-		switch {
-		case again:
-			continue
-		case errors.Is(err, errIdled):
-			g.r.log.Infof(ctx, "plugin %s stays connected without events: %v", p.name(), err)
-			return nil
-		case err != nil:
-			return g.fail(p, start, err)
-		}
-		g.r.log.Infof(ctx, "plugin %s connected and synchronized", p.qualifiedName())
-		g.applyUpdates(ctx, p, updates)
-		return nil
-	}
-}
-
 // groupLost runs when a member of s went: the newest idle member joins if
 // nobody is joining and it is newer than the active one or nobody is
 // active. Newer than the active one is a candidate displaced by a newer
@@ -215,13 +163,13 @@ func (g *registry) groupNext(s *slot) {
 	g.move(best, s, stateCandidate)
 	g.r.log.Infof(g.r.ctx, "plugin %s is synchronized again: no newer instance of its workload is active or joining", g.who(best))
 	if best.joining || !best.admitted {
-		return // its join loop, or its joinGroup once configured, takes it from here
+		return // its join, or its admit once configured, takes it from here
 	}
 	best.joining = true
 	g.r.wg.Add(1)
 	go func() {
 		defer g.r.wg.Done()
-		_ = g.groupJoinLoop(g.r.ctx, best)
+		_ = g.join(g.r.ctx, best)
 	}()
 }
 
