@@ -235,6 +235,21 @@ func TestKillSwitchInWorkloadGroup(t *testing.T) {
 				if o, n := recOld.count("10-p:RunPodSandbox"), recNew.count("10-p:RunPodSandbox"); o != 0 || n != 1 {
 					t.Fatalf("RunPodSandbox handled %d times by the old instance and %d by the new one, want 0 and 1", o, n)
 				}
+
+				// The old pod's plugin, restarted by the kubelet, does not
+				// take over again, nor run beside.
+				again := upstreamStub(recOld)
+				if optedInFirst {
+					again = handoverPlugin("10", "p", "a", 1, recOld)
+				}
+				where.set("p-h1", 1, annotated)
+				again.dial(t, sock)
+				defer again.close()
+				if err := again.register(context.Background()); err == nil {
+					t.Fatal("the old pod's restarted plugin was admitted")
+				}
+				receive(t, again.lost, "the old pod's restarted plugin refused")
+				waitOnlyActive(t, r, newID, "the later generation's instance still alone active")
 			})
 		}
 	}
