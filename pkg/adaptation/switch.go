@@ -6,7 +6,10 @@ package adaptation
 //
 // A plugin written for upstream (or any plugin that did not opt in) joins
 // as upstream's do: it is added to the dispatch list under the adaptation's
-// lock, after its Synchronize, under the sync gate. An opted-in instance
+// lock, after its Synchronize, under the sync gate; a workload group's
+// member in the hold its join took inside SyncFn (workloadgroup.go), the
+// member it replaces going idle. Both take over the opted-in instances they
+// turn handover off for (turnsOff), told why. An opted-in instance
 // switches in a hold of the dispatch (hold.go), in this order:
 //
 //  1. under the registry's lock, admission decides again (the rules take
