@@ -153,11 +153,20 @@ func (g *registry) groupLost(s *slot) {
 }
 
 // groupNext makes the newest idle member of s the candidate and starts its
-// join, a full Synchronize under the gate, if nobody is joining and it is
-// newer than the active one or nobody is active. g.mu is held.
+// join, a full Synchronize under the gate, if nobody is joining and
+// admission would let it switch: it is newer than the active one or nobody
+// is active (the newer rule), and no opted-in instance holds its name that
+// it may not take over (beside: a later generation WithHandover took over
+// from the group). g.mu is held.
 func (g *registry) groupNext(s *slot) {
 	best := g.newestIdle(s)
-	if g.closed || best == nil || s.candidate != nil || s.active != nil && !g.newer(best, s.active) {
+	if g.closed || best == nil || s.candidate != nil {
+		return
+	}
+	if _, err := g.decide(best, s, true); err != nil {
+		if !errors.Is(err, errIdled) {
+			g.r.log.Infof(g.r.ctx, "plugin %s stays connected without events: %v", g.who(best), err)
+		}
 		return
 	}
 	g.move(best, s, stateCandidate)

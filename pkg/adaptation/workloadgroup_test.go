@@ -365,3 +365,29 @@ func TestGroupMembership(t *testing.T) {
 		t.Fatal("grouped with the workload rule off")
 	}
 }
+
+// Who serves next is admission's: an idle member is not made the candidate
+// (and so neither synchronized under the gate for nothing nor let update
+// containers as a fresh join) when admission would refuse it at its switch.
+// Here an opted-in build of a later generation took over the group's
+// active member (a rollout WithHandover after the annotated upstream-stub
+// build); when another member goes, the idle older one stays idle.
+func TestGroupNextAsksAdmission(t *testing.T) {
+	g := workloadRegistry()
+	a := g.activeMember(t, g.member("p-a", 1, true))
+	old := g.member("p-old", 0, true)
+	place(t, g, old)
+	other := g.member("p-x", 0, true)
+	place(t, g, other)
+	b := inPod(g.optedIn("10", "p", "b", 0, "v2"), "kube-system", "p-b", "p", 2)
+	b.ident.pod.Handover = HandoverWorkload
+	place(t, g, b)
+	g.switchNow(t, b)
+	wantState(t, a, stateGone)
+	wantDispatch(t, g, b)
+
+	g.remove(other)
+	wantState(t, old, stateIdle)
+	wantDispatch(t, g, b)
+	wantRefused(t, g, old, "no instance of its workload is active")
+}
