@@ -184,7 +184,8 @@ func (r *recorder) count(e string) int {
 // annotated for handover the plugin that does not opt in is a workload
 // group's member; the rule is the kill switch's all the same: the later
 // generation takes over, the opted-in instance of the same name and
-// workload is retired and told why, and each event is handled once.
+// workload is retired and told why (a plugin written for upstream is
+// disconnected, as a member stays idle), and each event is handled once.
 func TestKillSwitchInWorkloadGroup(t *testing.T) {
 	for _, annotated := range []bool{true, false} {
 		for _, optedInFirst := range []bool{true, false} {
@@ -225,8 +226,21 @@ func TestKillSwitchInWorkloadGroup(t *testing.T) {
 						t.Fatalf("the opted-in instance was told %v %q, want superseded by a successor that does not use handover",
 							req.GetReason(), req.GetMessage())
 					}
-				} else {
+				} else if !annotated {
 					receive(t, old.lost, "the plugin written for upstream disconnected")
+				} else {
+					// A workload group's member has no notion of standing by
+					// and would exit if disconnected: it stays, idle.
+					eventually(t, func() bool {
+						r.reg.mu.Lock()
+						defer r.reg.mu.Unlock()
+						for q := range r.reg.all {
+							if q.instance == "" && q.state == stateIdle {
+								return true
+							}
+						}
+						return false
+					}, "the group's member idle")
 				}
 
 				if err := r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: sandbox}); err != nil {

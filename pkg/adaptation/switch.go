@@ -96,6 +96,10 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 		r.log.Infof(ctx, "plugin %s takes over from %s, which does not support handover", p.describe(), q.qualifiedName())
 		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, successorActive, p)
 	}
+	for _, q := range sw.idled {
+		r.log.Infof(ctx, "plugin %s takes over from %s, which does not support handover: a member of its workload group, it stays connected and receives no events",
+			p.describe(), q.qualifiedName())
+	}
 	if retire != nil {
 		retire.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, successorActive, p)
 	}
@@ -134,7 +138,10 @@ const successorActive = "its successor is active"
 type switchover struct {
 	to     *plugin
 	from   *plugin   // the slot's active instance it replaces, standing by until to is active
-	legacy []*plugin // plugins written for upstream it takes over
+	legacy []*plugin // plugins written for upstream it takes over; once activated, those it retires
+	// idled are the workload group members it takes over (activated): as
+	// a newer member's switch leaves them, connected and idle, not told.
+	idled []*plugin
 	// optedIn are the opted-in instances a plugin that did not opt in takes
 	// over: handover was turned off for a rollout of their workload
 	// (admission.go, turnsOff).
@@ -236,11 +243,19 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 			retire = old
 		}
 	}
+	var gone []*plugin
 	for _, q := range sw.legacy {
-		if q.state == stateActive {
+		switch {
+		case q.state != stateActive: // lost meanwhile
+		case q.slot.group != "":
+			g.move(q, q.slot, stateIdle)
+			sw.idled = append(sw.idled, q)
+		default:
 			g.move(q, q.slot, stateGone)
+			gone = append(gone, q)
 		}
 	}
+	sw.legacy = gone
 	for _, q := range sw.optedIn {
 		if q.state == stateCandidate {
 			q.slot.releaseReserved(g.r)

@@ -27,7 +27,9 @@ package adaptation
 //   - the older instance is not disconnected (such a plugin exits when its
 //     connection closes, and the kubelet restarts it): it stays, idle, with
 //     no events and no timer, until its connection goes (its pod deleted);
-//     its unsolicited updates are refused, naming the newer instance;
+//     its unsolicited updates are refused, naming the newer instance; so
+//     too when a later generation's build WithHandover takes it over
+//     (admission.go, legacyVictims);
 //   - if the active instance goes, the newest idle one is synchronized
 //     again, with a second full Synchronize under the gate, and switched
 //     to: every upstream stub since v0.8.0 hands a second Synchronize on a

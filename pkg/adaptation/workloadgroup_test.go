@@ -383,10 +383,12 @@ func TestGroupNextAsksAdmission(t *testing.T) {
 	b.ident.pod.Handover = HandoverWorkload
 	place(t, g, b)
 	g.switchNow(t, b)
-	wantState(t, a, stateGone)
+	wantState(t, a, stateIdle) // a member, it is not disconnected
 	wantDispatch(t, g, b)
+	wantRefused(t, g, a, "no instance of its workload is active")
 
 	g.remove(other)
+	wantState(t, a, stateIdle)
 	wantState(t, old, stateIdle)
 	wantDispatch(t, g, b)
 	wantRefused(t, g, old, "no instance of its workload is active")
