@@ -101,6 +101,15 @@ func (g *registry) screen(ctx context.Context, p *plugin) error {
 	return nil
 }
 
+// joinPhase is where a plugin's join is.
+type joinPhase int
+
+const (
+	joinUnconfigured joinPhase = iota // registered, not configured yet
+	joinConfigured                    // configured, no join running
+	joinRunning                       // its join (join) runs
+)
+
 // admit brings an external plugin, registered (and so placed: screen) and
 // configured, into event delivery: its join, the same for every kind of
 // plugin, but for a workload group's member that is idle (it joins once it
@@ -119,17 +128,16 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 func (g *registry) configured(p *plugin) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	p.admitted = true
-	s := p.slot
-	if s == nil || s.group == "" {
-		return true
+	if p.join == joinUnconfigured {
+		p.join = joinConfigured
 	}
-	if p.state == stateIdle {
+	s := p.slot
+	if s != nil && s.group != "" && p.state == stateIdle {
 		g.groupNext(s)
 	}
-	run := p.state == stateCandidate && !p.joining
+	run := p.join == joinConfigured && (s == nil || s.group == "" || p.state == stateCandidate)
 	if run {
-		p.joining = true
+		p.join = joinRunning
 	}
 	return run
 }
@@ -186,7 +194,7 @@ func (g *registry) joinEnded(p *plugin, err error) (again bool) {
 	defer g.mu.Unlock()
 	again = errors.Is(err, errIdled) && p.state == stateCandidate && !g.closed
 	if !again {
-		p.joining = false
+		p.join = joinConfigured
 	}
 	return again
 }

@@ -173,10 +173,10 @@ func (g *registry) groupNext(s *slot) {
 	}
 	g.move(best, s, stateCandidate)
 	g.r.log.Infof(g.r.ctx, "plugin %s is synchronized again: no newer instance of its workload is active or joining", g.who(best))
-	if best.joining || !best.admitted {
+	if best.join != joinConfigured {
 		return // its join, or its admit once configured, takes it from here
 	}
-	best.joining = true
+	best.join = joinRunning
 	g.r.wg.Add(1)
 	go func() {
 		defer g.r.wg.Done()

@@ -36,7 +36,7 @@ func (g *registry) groupSwitch(p *plugin) error {
 func (g *registry) activeMember(t *testing.T, p *plugin) *plugin {
 	t.Helper()
 	place(t, g, p)
-	p.admitted = true // configured: its join ran
+	p.join = joinConfigured // configured: its join ran
 	if err := g.groupSwitch(p); err != nil {
 		t.Fatalf("switch to %s: %v", p.describe(), err)
 	}
@@ -118,7 +118,7 @@ func TestGroupSameGeneration(t *testing.T) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, p := range []*plugin{x, y, old} {
-		p.admitted = true
+		p.join = joinConfigured
 	}
 	if got := g.newestIdle(a.slot); got != y {
 		t.Fatalf("next to serve: %s, want the last registered of generation 1", got.identity().PodString())
@@ -140,7 +140,7 @@ func TestGroupOlderReconnectsWhileNewerSynchronizes(t *testing.T) {
 	b := g.member("p-b", 2, true)
 	place(t, g, b)
 	wantState(t, b, stateCandidate)
-	b.admitted, b.joining = true, true // in its Synchronize
+	b.join = joinRunning // in its Synchronize
 
 	g.remove(a)
 	wantState(t, a, stateGone)
@@ -233,9 +233,9 @@ func TestGroupDisplacedCandidateJoinsWhenTheNewerGoes(t *testing.T) {
 	b := g.member("p-b", 2, true)
 	place(t, g, b)
 	for _, p := range []*plugin{old, b} {
-		p.admitted = true
+		p.join = joinConfigured
 	}
-	b.joining = true // in its Synchronize: its join loop goes on
+	b.join = joinRunning // in its Synchronize: its join loop goes on
 	c := g.member("p-c", 3, true)
 	place(t, g, c)
 	wantState(t, b, stateIdle)
@@ -252,8 +252,8 @@ func TestGroupDisplacedCandidateJoinsWhenTheNewerGoes(t *testing.T) {
 
 	// The one serving goes: the newest idle one is the candidate, never an
 	// older one while a newer serves.
-	b.joining = false
-	a.joining = true // its join loop, started by the loss, is not run here
+	b.join = joinConfigured
+	a.join = joinRunning // its join loop, started by the loss, is not run here
 	g.remove(b)
 	wantState(t, a, stateCandidate)
 	wantState(t, old, stateIdle)
@@ -267,7 +267,7 @@ func TestGroupNewestIdleJoinsOnceConfigured(t *testing.T) {
 	c := g.activeMember(t, g.member("p-c", 3, true))
 	a := g.member("p-a", 1, true)
 	place(t, g, a)
-	a.admitted = true
+	a.join = joinConfigured
 	b := g.member("p-b", 2, true)
 	place(t, g, b) // not configured yet
 	g.remove(c)
