@@ -146,10 +146,10 @@ func (g *registry) placeInGroup(p *plugin, s *slot, idled bool) {
 }
 
 // groupLost runs when a member of s went: the newest idle member joins if
-// nobody is joining and it is newer than the active one or nobody is
-// active. Newer than the active one is a candidate displaced by a newer
-// one that went before its switch: it takes over as it would have without
-// that one. g.mu is held.
+// nobody is joining and admission would let it switch (groupNext). Newer
+// than the active one is a candidate displaced by a newer one that went
+// before its switch: it takes over as it would have without that one.
+// g.mu is held.
 func (g *registry) groupLost(s *slot) {
 	g.groupNext(s)
 }
