@@ -10,9 +10,9 @@
  * generation), C (3, with WITH_C: a later rollout; its registration
  * interleaves with A's and B's at any step). Each registers (placeInGroup, under g.mu: the candidate if newer
  * than the candidate or active one, which goes idle; else idle), is
- * configured (joinGroup), and a candidate joins as upstream's join does
- * (joinUnderGate, groupJoinLoop): the sync gate, one full Synchronize, the
- * switch in the same critical section (switchGroupHeld: refused if it is
+ * configured (admit, configured), and a candidate joins as upstream's join does
+ * (joinUnderGate, join): the sync gate, one full Synchronize, the
+ * switch in the same critical section (switchHeld, swap: refused if it is
  * no longer the candidate, or no newer than the active one; the active one
  * goes idle), the gate released; idled and made the candidate again, it
  * joins once more. When a member goes (its connection closes: a kill, the
@@ -200,7 +200,7 @@ inline newest(p) {
 	i = 0
 }
 
-/* joinUnderGate and groupJoinLoop for member p. */
+/* joinUnderGate and join for member p. */
 proctype join(byte p) {
 again:
 	atomic { !gate -> gate = true };
@@ -269,7 +269,7 @@ proctype instance(byte p) {
 		best = NONE;
 		writers()
 	};
-	atomic { /* configured: joinGroup */
+	atomic { /* configured: admit, configured */
 		admitted[p] = true;
 		if
 		:: st[p] == IDLE -> groupNext()

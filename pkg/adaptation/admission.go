@@ -22,6 +22,9 @@ package adaptation
 //	                               unless it is a later rollout generation of that
 //	                               instance's workload: then it takes over at its switch
 //	                               (handover turned off for a rollout: turnsOff)
+//	newer       a workload         the active instance of its group, or at registration the
+//	            group's member     joining one, is of its pod-template-generation or newer
+//	                               (workloadgroup.go): not disconnected, it stays idle
 //	identity    opted-in, with     the runtime could not place its process (it exited, or
 //	            the workload rule  its container is not listed yet): retried by restarting
 //	supersede   opted-in           the supersede rules let it evict some instances of its
@@ -78,9 +81,12 @@ func notOptedIn(p *plugin) bool { return !p.handsOver() }
 
 // admission is one evaluation of the rules for p.
 type admission struct {
-	g        *registry
-	p        *plugin
-	s        *slot // opted-in: its lineage's slot; nil if it has none yet
+	g *registry
+	p *plugin
+	// s is an opted-in p's lineage's slot, nil if it has none yet; a
+	// workload group member's group (the kind of slot decides what a
+	// refusal makes of p: errIdled leaves a member idle).
+	s        *slot
 	atSwitch bool
 }
 
@@ -111,6 +117,20 @@ var admissionRules = []admissionRule{
 			}
 		}
 		return nil
+	}},
+	{"newer", notOptedIn, func(a *admission) error {
+		s := a.s
+		if s == nil || s.group == "" {
+			return nil
+		}
+		top := s.top()
+		if a.atSwitch {
+			top = s.active // a newer candidate takes over from p in turn
+		}
+		if top == nil || top == a.p || a.g.newer(a.p, top) {
+			return nil
+		}
+		return fmt.Errorf("%w: %s", errIdled, a.g.who(top))
 	}},
 	{"identity", optedIn, func(a *admission) error {
 		p := a.p
@@ -186,15 +206,25 @@ var admissionRules = []admissionRule{
 }
 
 // decide runs the rules that apply to p, at registration (s is chosen by
-// the supersede rule and returned) or at its switch (s is p's slot). g.mu is
-// held.
+// the supersede rule, or is a member's workload group, and returned, with
+// errIdled too) or at its switch (s is p's slot). g.mu is held.
 func (g *registry) decide(p *plugin, s *slot, atSwitch bool) (*slot, error) {
 	a := &admission{g: g, p: p, s: s, atSwitch: atSwitch}
+	if !atSwitch && !p.handsOver() {
+		if key, ok := g.groupKey(p); ok {
+			if a.s = g.groups[key]; a.s == nil {
+				a.s = &slot{group: key}
+			}
+		}
+	}
 	for _, r := range admissionRules {
 		if !r.applies(p) {
 			continue
 		}
 		if err := r.check(a); err != nil {
+			if errors.Is(err, errIdled) {
+				return a.s, err
+			}
 			return nil, err
 		}
 	}
@@ -212,14 +242,13 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 	g.seq++
 	p.seq = g.seq // registration order: the last tie-breaker of dispatch order
 	s, err := g.decide(p, nil, false)
-	if err != nil {
+	switch {
+	case s != nil && s.group != "":
+		g.placeInGroup(p, s, err != nil) // err is errIdled: decide returns no slot with any other
+		return nil, nil
+	case err != nil:
 		return nil, err
-	}
-	if !p.handsOver() {
-		if key, ok := g.groupKey(p); ok {
-			g.placeInGroup(p, key)
-			return nil, nil
-		}
+	case !p.handsOver():
 		g.move(p, &slot{}, stateCandidate)
 		return nil, nil
 	}
@@ -325,7 +354,7 @@ func holdsName(err error) bool {
 func (g *registry) admitSwitch(p *plugin) (victims []*plugin, err error) {
 	s := p.slot
 	if !s.shared() {
-		if _, err := g.decide(p, nil, true); err != nil {
+		if _, err := g.decide(p, s, true); err != nil {
 			return nil, err
 		}
 		return g.besides(p), nil

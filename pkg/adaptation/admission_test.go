@@ -48,6 +48,31 @@ func TestAdmissionRules(t *testing.T) {
 			_, err := g.swap(l)
 			return err
 		}},
+		// A member the newer rule refuses is not disconnected: it stays
+		// idle (workloadgroup_test.go follows it further).
+		{"newer: at registration", func(t *testing.T, g *registry) error {
+			g.policy.resolver = KubernetesResolver{}
+			g.activeMember(t, g.member("p-b", 2, true))
+			a := g.member("p-a", 2, true)
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			_, err := g.decide(a, nil, false)
+			return err
+		}},
+		{"newer: at the switch", func(t *testing.T, g *registry) error {
+			g.policy.resolver = KubernetesResolver{}
+			g.activeMember(t, g.member("p-b", 2, true))
+			a := g.member("p-a", 1, true)
+			place(t, g, a)
+			g.mu.Lock()
+			g.move(a, a.slot, stateCandidate) // as if made the candidate before b took over
+			g.mu.Unlock()
+			_, err := g.swap(a)
+			if a.state != stateIdle {
+				t.Errorf("the refused member is %s, want idle", a.state)
+			}
+			return err
+		}},
 		{"identity", func(t *testing.T, g *registry) error {
 			g.policy.resolver = KubernetesResolver{}
 			p := g.optedIn("10", "p", "a", 1, "")

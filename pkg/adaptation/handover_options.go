@@ -43,7 +43,7 @@ func WithStandbyGrace(d time.Duration) Option {
 // the runtime places each opted-in plugin's process in the pod it runs in,
 // from the peer's cgroup and the containers the runtime lists: an instance
 // in a pod may take over only from an instance in a pod of the same workload
-// (same namespace, same labels but the per-revision ones), precedence comes
+// (same namespace, same controller: KubernetesResolver), precedence comes
 // from the pod's pod-template-generation, and while an instance in a pod
 // holds a name no process of another workload may register an opted-in
 // instance of it. Between processes outside any pod the SupersedePolicy

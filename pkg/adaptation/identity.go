@@ -250,8 +250,8 @@ func (e *IdentityRefusal) Error() string {
 }
 
 // SupersedeSameWorkload: a pod instance may supersede only one in a pod of
-// the same namespace and workload (KubernetesResolver's: its labels, but the
-// per-revision and per-pod ones); a peer outside any pod only one outside
+// the same namespace and workload (KubernetesResolver's: the controller that
+// created the pod, by its name); a peer outside any pod only one outside
 // any pod with the same uid; an unknown peer nobody and nobody it.
 func SupersedeSameWorkload(pred, succ PeerIdentity) error {
 	return supersedeSameWorkload(KubernetesResolver{}, pred, succ)

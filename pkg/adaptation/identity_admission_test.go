@@ -53,7 +53,7 @@ var squatters = []struct {
 	{"pod of another namespace", "other-namespace", func(g *registry) *plugin {
 		return inPod(as(g.optedIn("10", "p", "ns", math.MaxUint64, "9"), 0, 0), "other", "p-n", "p", 99)
 	}},
-	{"pod of the namespace with other labels", "other-workload", func(g *registry) *plugin {
+	{"pod of another DaemonSet of the namespace", "other-workload", func(g *registry) *plugin {
 		return inPod(as(g.optedIn("10", "p", "labels", math.MaxUint64, "9"), 0, 0), "kube-system", "evil", "evil", 99)
 	}},
 	{"older pod of the workload declaring 2^64-1", "", func(g *registry) *plugin {
@@ -190,7 +190,7 @@ func TestWorkloadLegacyPlugins(t *testing.T) {
 	legacyOther := inPod(g.legacyOf("10", "p", 0), "other", "legacy-o", "p", 1)
 	place(t, g, legacyOther)
 	g.switchNow(t, legacyOther)
-	legacyOwn := inPod(g.legacyOf("10", "p", 0), "kube-system", "legacy-k", "p", 1)
+	legacyOwn := inPod(g.legacyOf("10", "p", 0), "kube-system", "p-k", "p", 1)
 	place(t, g, legacyOwn)
 	g.switchNow(t, legacyOwn)
 
@@ -201,7 +201,7 @@ func TestWorkloadLegacyPlugins(t *testing.T) {
 		t.Fatalf("victims %v, %v: want only the legacy plugin of its workload", victims, err)
 	}
 	g.switchNow(t, a)
-	if _, err := g.place(inPod(g.legacyOf("10", "p", 0), "kube-system", "legacy-k2", "p", 1)); err == nil {
+	if _, err := g.place(inPod(g.legacyOf("10", "p", 0), "kube-system", "p-k2", "p", 1)); err == nil {
 		t.Fatal("a plugin written for upstream of the holder's workload ran beside it")
 	}
 	place(t, g, inPod(g.legacyOf("10", "p", 0), "other", "legacy-o2", "p", 1))
@@ -265,9 +265,10 @@ type appResolver struct{ KubernetesResolver }
 
 func (appResolver) Workload(pod *PeerPod) string { return pod.Labels["app"] }
 
-// The workload is the resolver's: a pod of the namespace with other labels
-// is another workload by default and the same one by a resolver that looks
-// at its app label only; with no resolver the uid rule decides.
+// The workload is the resolver's: a pod of another DaemonSet of the
+// namespace with the same app label is another workload by default and the
+// same one by a resolver that looks at its app label only; with no resolver
+// the uid rule decides.
 func TestWorkloadIsTheResolversAndNilTurnsTheRuleOff(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -283,8 +284,7 @@ func TestWorkloadIsTheResolversAndNilTurnsTheRuleOff(t *testing.T) {
 			a := inPod(as(g.optedIn("10", "p", "a", 1, "1"), 0, 0), "kube-system", "p-h1", "p", 1)
 			place(t, g, a)
 			g.switchNow(t, a)
-			b := inPod(as(g.optedIn("10", "p", "b", 2, "2"), 0, 0), "kube-system", "p-h2", "p", 2)
-			b.ident.pod.Labels["tier"] = "other"
+			b := inPod(as(g.optedIn("10", "p", "b", 2, "2"), 0, 0), "kube-system", "q-h2", "p", 2)
 			g.mu.Lock()
 			err := g.maySupersede(a, b)
 			g.mu.Unlock()

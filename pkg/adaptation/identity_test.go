@@ -85,7 +85,7 @@ func TestResolvePeerOutsideAndUnknown(t *testing.T) {
 // identity decision table.
 func TestSupersedeSameWorkloadTable(t *testing.T) {
 	pod := func(ns string, labels map[string]string) PeerIdentity {
-		return PeerIdentity{UID: 0, Place: PeerInPod, Pod: &PeerPod{Namespace: ns, Name: "p", Labels: labels}}
+		return PeerIdentity{UID: 0, Place: PeerInPod, Pod: &PeerPod{Namespace: ns, Name: labels["io.kubernetes.pod.name"], Labels: labels}}
 	}
 	// A DaemonSet pod's sandbox labels as the kubelet sends them: the pod's
 	// own labels and the kubelet's io.kubernetes.pod.* naming this pod.
@@ -102,7 +102,7 @@ func TestSupersedeSameWorkloadTable(t *testing.T) {
 	}{
 		{"same workload, next revision", pod("ns", ds("1")), pod("ns", ds("2")), ""},
 		{"other namespace", pod("ns", ds("1")), pod("other", ds("2")), "other-namespace"},
-		{"other workload", pod("ns", ds("1")), pod("ns", map[string]string{"app": "y"}), "other-workload"},
+		{"other workload", pod("ns", ds("1")), pod("ns", map[string]string{"app": "x", "io.kubernetes.pod.name": "y-1"}), "other-workload"},
 		{"host root over pod", pod("ns", ds("1")), host(0), "pod-vs-host"},
 		{"pod over host", host(0), pod("ns", ds("1")), "pod-vs-host"},
 		{"host same uid", host(0), host(0), ""},

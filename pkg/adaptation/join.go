@@ -101,43 +101,102 @@ func (g *registry) screen(ctx context.Context, p *plugin) error {
 	return nil
 }
 
+// joinPhase is where a plugin's join is.
+type joinPhase int
+
+const (
+	joinUnconfigured joinPhase = iota // registered, not configured yet
+	joinConfigured                    // configured, no join running
+	joinRunning                       // its join (join) runs
+)
+
 // admit brings an external plugin, registered (and so placed: screen) and
-// configured, into event delivery. On failure the plugin has been
+// configured, into event delivery: its join, the same for every kind of
+// plugin, but for a workload group's member that is idle (it joins once it
+// is the next to serve: groupNext). On failure the plugin has been
 // disconnected. Start brings up the others (launch.go).
 func (g *registry) admit(ctx context.Context, p *plugin) error {
-	if g.inGroup(p) {
-		return g.joinGroup(ctx, p)
+	if !g.configured(p) {
+		return nil
 	}
-	start := time.Now()
-	takeover := g.takeoverFrom(p)
-	if takeover != nil {
-		g.r.log.Infof(ctx, "plugin %s takes over from %s", p.describe(), g.describeTakeover(p, takeover))
+	return g.join(ctx, p)
+}
+
+// configured records that p was configured and tells whether its join
+// starts now: not for a member that is idle, or whose join started already
+// (groupNext may start it here, once p is configured).
+func (g *registry) configured(p *plugin) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p.join == joinUnconfigured {
+		p.join = joinConfigured
 	}
-	var (
-		updates []*api.ContainerUpdate
-		err     error
-	)
-	if g.joinsFromLedger(p) {
-		updates, err = g.joinFromLedger(ctx, p, takeover)
-	} else {
-		updates, err = g.joinUnderGate(ctx, p, takeover)
+	s := p.slot
+	if s != nil && s.group != "" && p.state == stateIdle {
+		g.groupNext(s)
 	}
-	if err != nil {
-		return g.fail(p, start, err)
+	run := p.join == joinConfigured && (s == nil || s.group == "" || p.state == stateCandidate)
+	if run {
+		p.join = joinRunning
 	}
-	g.r.log.Infof(ctx, "plugin %s connected and synchronized", p.qualifiedName())
-	if p.handsOver() {
-		// Events waited for the switch's hold, from its queueing to its
-		// release; under the gate, runtime operations waited for the whole
-		// join (the queued writer keeps new ones out).
-		wait := time.Since(start)
-		if p.fromLedger {
-			wait = p.switchHold
+	return run
+}
+
+// join synchronizes p and switches to it, from the ledger or under the
+// gate (joinsFromLedger); if that fails p is disconnected. A member idled
+// during its join (a newer one registered) stays connected, and joins once
+// more if it was made the candidate again meanwhile (that one left).
+func (g *registry) join(ctx context.Context, p *plugin) error {
+	for {
+		start := time.Now()
+		takeover := g.takeoverFrom(p)
+		if takeover != nil {
+			g.r.log.Infof(ctx, "plugin %s takes over from %s", p.describe(), g.describeTakeover(p, takeover))
 		}
-		g.recordHandover(p, "completed", start, wait)
+		var (
+			updates []*api.ContainerUpdate
+			err     error
+		)
+		if g.joinsFromLedger(p) {
+			updates, err = g.joinFromLedger(ctx, p, takeover)
+		} else {
+			updates, err = g.joinUnderGate(ctx, p, takeover)
+		}
+		switch again := g.joinEnded(p, err); {
+		case again:
+			continue
+		case errors.Is(err, errIdled):
+			g.r.log.Infof(ctx, "plugin %s stays connected without events: %v", p.name(), err)
+			return nil
+		case err != nil:
+			return g.fail(p, start, err)
+		}
+		g.r.log.Infof(ctx, "plugin %s connected and synchronized", p.qualifiedName())
+		if p.handsOver() {
+			// Events waited for the switch's hold, from its queueing to its
+			// release; under the gate, runtime operations waited for the whole
+			// join (the queued writer keeps new ones out).
+			wait := time.Since(start)
+			if p.fromLedger {
+				wait = p.switchHold
+			}
+			g.recordHandover(p, "completed", start, wait)
+		}
+		g.applyUpdates(ctx, p, updates)
+		return nil
 	}
-	g.applyUpdates(ctx, p, updates)
-	return nil
+}
+
+// joinEnded tells whether p, idled by err, is to join again: it was made
+// the candidate again meanwhile. Else its join is over.
+func (g *registry) joinEnded(p *plugin, err error) (again bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	again = errors.Is(err, errIdled) && p.state == stateCandidate && !g.closed
+	if !again {
+		p.join = joinConfigured
+	}
+	return again
 }
 
 // joinsFromLedger decides how p joins, once: from the ledger if it opted in,
@@ -213,9 +272,6 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 			r.release(held)
 		}
 		return nil, err
-	}
-	if grouped {
-		return updates, g.switchGroupHeld(p, held)
 	}
 	more, err := g.switchHeld(ctx, p, cur, takeover, held)
 	return append(updates, more...), err

@@ -1,8 +1,14 @@
 package adaptation
 
 import (
+	"context"
+	"maps"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/nri-handover/nri/api"
 )
 
 // The kill switch rolled out with surge ($NRI_PLUGIN_HANDOVER=off on the new
@@ -112,5 +118,153 @@ func TestKillSwitchOutsidePodsAndOtherWorkloads(t *testing.T) {
 	w.switchNow(t, other)
 	if len(w.plugins) != 2 {
 		t.Fatalf("receiving events: %v, want both (another workload runs beside)", w.plugins)
+	}
+}
+
+// podOfNext is a WorkloadResolver for in-process tests, where every plugin
+// is the test process and so in one cgroup: it places each registering peer
+// in the pod the test named last (set), as the runtime would place a
+// DaemonSet's pod.
+type podOfNext struct {
+	mu  sync.Mutex
+	pod *PeerPod
+}
+
+// set makes the next registering peer a plugin in pod name of the DaemonSet
+// app=p in kube-system at pod-template-generation tg, its pod template
+// annotated for handover if annotated.
+func (n *podOfNext) set(name string, tg int64, annotated bool) {
+	pod := &PeerPod{Namespace: "kube-system", Name: name, UID: "uid-" + name, ContainerID: "c-" + name,
+		TemplateGeneration: tg, HasTemplateGeneration: true,
+		Labels: map[string]string{"app": "p", "pod-template-generation": strconv.FormatInt(tg, 10), "controller-revision-hash": "h" + name}}
+	if annotated {
+		pod.Handover = HandoverWorkload
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.pod = pod
+}
+
+func (n *podOfNext) Place(string, []*api.PodSandbox, []*api.Container) (PeerPlace, *PeerPod) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.pod == nil {
+		return PeerOutsidePod, nil
+	}
+	pod := *n.pod
+	pod.Labels = maps.Clone(n.pod.Labels)
+	return PeerInPod, &pod
+}
+
+func (n *podOfNext) Workload(pod *PeerPod) string { return KubernetesResolver{}.Workload(pod) }
+
+// upstreamStub is a plugin on upstream's stub: no handover feature, no
+// instance id, no generation.
+func upstreamStub(rec *recorder) *fakePlugin {
+	f := newFakePlugin("10", "p", rec)
+	f.regReq = func(q *api.RegisterPluginRequest) { q.InstanceId, q.Generation, q.Features = "", 0, nil }
+	return f
+}
+
+// count tells how many times rec saw event e.
+func (r *recorder) count(e string) int {
+	n := 0
+	for _, s := range r.list() {
+		if s == e {
+			n++
+		}
+	}
+	return n
+}
+
+// Issue 39 finding 1: a DaemonSet running a build WithHandover rolled back
+// to an upstream-stub build, or rolled out with $NRI_PLUGIN_HANDOVER=off
+// (the new pod's plugin does not opt in), and the reverse (a build on
+// upstream's stub followed by one WithHandover). With the pod template
+// annotated for handover the plugin that does not opt in is a workload
+// group's member; the rule is the kill switch's all the same: the later
+// generation takes over, the opted-in instance of the same name and
+// workload is retired and told why (a plugin written for upstream is
+// disconnected, as a member stays idle), and each event is handled once.
+func TestKillSwitchInWorkloadGroup(t *testing.T) {
+	for _, annotated := range []bool{true, false} {
+		for _, optedInFirst := range []bool{true, false} {
+			name := "opted-in first"
+			if !optedInFirst {
+				name = "upstream stub first"
+			}
+			if annotated {
+				name += ", annotated"
+			}
+			t.Run(name, func(t *testing.T) {
+				rt := newFakeRuntime()
+				sandbox := &api.PodSandbox{Id: "s1"}
+				rt.pods = []*api.PodSandbox{sandbox}
+				where := &podOfNext{}
+				r, sock := startRuntime(t, rt, WithWorkloadResolver(where))
+				defer r.Stop()
+
+				recOld, recNew := newRecorder(), newRecorder()
+				old, oldID := upstreamStub(recOld), ""
+				nw, newID := handoverPlugin("10", "p", "b", 2, recNew), "b"
+				if optedInFirst {
+					old, oldID = handoverPlugin("10", "p", "a", 1, recOld), "a"
+					nw, newID = upstreamStub(recNew), ""
+				}
+				where.set("p-h1", 1, annotated)
+				old.connect(t, sock)
+				defer old.close()
+				waitOnlyActive(t, r, oldID, "the first pod's instance active")
+
+				where.set("p-h2", 2, annotated)
+				nw.connect(t, sock)
+				defer nw.close()
+				waitOnlyActive(t, r, newID, "the later generation's instance alone active")
+				if optedInFirst {
+					req := receive(t, old.shutdowns, "the opted-in instance told it was superseded")
+					if req.GetReason() != api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED || !strings.Contains(req.GetMessage(), "does not use handover") {
+						t.Fatalf("the opted-in instance was told %v %q, want superseded by a successor that does not use handover",
+							req.GetReason(), req.GetMessage())
+					}
+				} else if !annotated {
+					receive(t, old.lost, "the plugin written for upstream disconnected")
+				} else {
+					// A workload group's member has no notion of standing by
+					// and would exit if disconnected: it stays, idle.
+					eventually(t, func() bool {
+						r.reg.mu.Lock()
+						defer r.reg.mu.Unlock()
+						for q := range r.reg.all {
+							if q.instance == "" && q.state == stateIdle {
+								return true
+							}
+						}
+						return false
+					}, "the group's member idle")
+				}
+
+				if err := r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: sandbox}); err != nil {
+					t.Fatal(err)
+				}
+				if o, n := recOld.count("10-p:RunPodSandbox"), recNew.count("10-p:RunPodSandbox"); o != 0 || n != 1 {
+					t.Fatalf("RunPodSandbox handled %d times by the old instance and %d by the new one, want 0 and 1", o, n)
+				}
+
+				// The old pod's plugin, restarted by the kubelet, does not
+				// take over again, nor run beside.
+				again := upstreamStub(recOld)
+				if optedInFirst {
+					again = handoverPlugin("10", "p", "a", 1, recOld)
+				}
+				where.set("p-h1", 1, annotated)
+				again.dial(t, sock)
+				defer again.close()
+				if err := again.register(context.Background()); err == nil {
+					t.Fatal("the old pod's restarted plugin was admitted")
+				}
+				receive(t, again.lost, "the old pod's restarted plugin refused")
+				waitOnlyActive(t, r, newID, "the later generation's instance still alone active")
+			})
+		}
 	}
 }

@@ -19,7 +19,8 @@ package adaptation
 // as long as its connection lives, because such a plugin has no notion of
 // standing by and would exit (and be restarted) if disconnected.
 //
-//	            place (not newer)           superseded by a newer pod
+//	            place (not newer)           superseded by a newer pod (a member,
+//	                                        or an opted-in instance)
 //	(connected) -----------------> idle <------------------------------- active
 //	                                | ^                                     ^
 //	           its active instance  | | a newer candidate, or the active    |

@@ -105,10 +105,10 @@ type plugin struct {
 	// fromLedger is set for a takeover synchronized from the ledger while
 	// its predecessor serves (join.go).
 	fromLedger bool
-	// admitted and joining are for a workload group's member
-	// (workloadgroup.go): it was configured and may be synchronized; a join
-	// of it is running.
-	admitted, joining bool
+	// join is where its join is (join.go): one value for every kind of
+	// plugin, though only a workload group's member (workloadgroup.go) is
+	// configured long before it joins, if ever.
+	join joinPhase
 	// switched is set once its switch completed (registry.activated):
 	// until then a predecessor standing by for it is reactivated if it is
 	// lost because it failed to join, not because it left.

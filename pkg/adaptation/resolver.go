@@ -6,8 +6,6 @@ package adaptation
 // generations.
 
 import (
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/nri-handover/nri/api"
@@ -32,8 +30,8 @@ type WorkloadResolver interface {
 // KubernetesResolver is the default WorkloadResolver, for runtimes whose
 // pods the kubelet creates: the cgroup layouts of the kubelet's cgroupfs and
 // systemd drivers (containerCgroup, podCgroup), the DaemonSet controller's
-// pod-template-generation label, and a workload named by its pods' labels
-// without the per-revision and per-pod ones (podLabels).
+// pod-template-generation label, and a workload named by its controller's
+// name, read from its pods' names (controllerName).
 type KubernetesResolver struct{}
 
 // Place implements WorkloadResolver (resolvePeer).
@@ -41,25 +39,36 @@ func (KubernetesResolver) Place(cgroup string, pods []*api.PodSandbox, ctrs []*a
 	return resolvePeer(cgroup, pods, ctrs)
 }
 
-// Workload implements WorkloadResolver: the pod's labels but podLabels,
-// sorted.
+// Workload implements WorkloadResolver: controllerName.
 func (KubernetesResolver) Workload(pod *PeerPod) string {
-	var labels []string
-	for k, v := range pod.Labels {
-		if !slices.Contains(podLabels, k) {
-			labels = append(labels, k+"="+v)
-		}
-	}
-	sort.Strings(labels)
-	return strings.Join(labels, "\x00")
+	return controllerName(pod.Name, pod.Labels["pod-template-hash"])
 }
 
-// podLabels differ between two pods of one workload and are ignored when
-// deciding whether two pods belong to the same workload: the revision labels
-// (pod-template-hash is the Deployment's equivalent of the DaemonSet's two)
-// and the labels the kubelet adds to every pod sandbox it asks the runtime
-// for, naming that one pod (kuberuntime's newPodLabels; the namespace label
-// is left in, it is the same for both). Found on a real node: without the
-// kubelet's labels no rollout was the same workload.
-var podLabels = []string{"pod-template-generation", "controller-revision-hash", "pod-template-hash",
-	"io.kubernetes.pod.name", "io.kubernetes.pod.uid"}
+// controllerName is the name of the controller that created a pod, read
+// from the pod's name: the pod's name without its last "-" part and, for a
+// ReplicaSet's pod, without "-<pod-template-hash>" before it. The API server
+// names a DaemonSet's pods "<DaemonSet>-<5 random characters>" (so a
+// ReplicaSet's, "<Deployment>-<pod-template-hash>-<5>"), and a StatefulSet
+// names its pods "<StatefulSet>-<ordinal>". So two pods of one namespace
+// have one controller name iff one controller made both: over every
+// rollout and rollback of it, a chart upgrade included, and never two
+// controllers of the namespace, whose names differ ("p" and "p-canary"
+// included: the random part has no "-"). Not the pods' labels: charts stamp
+// their version into them (helm.sh/chart: <chart>-<version>,
+// app.kubernetes.io/version), so every upgrade would be another workload,
+// and two DaemonSets may carry the same ones; the runtime does not see a
+// pod's owner. A pod named by hand is taken by its name the same way: only
+// who may create pods in the namespace can name one, who could as well
+// copy any labels. (The API server cuts a controller name longer than 57
+// characters before adding the random part: two controllers alike in those
+// are one workload.)
+func controllerName(pod, templateHash string) string {
+	name := pod
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		name = name[:i]
+	}
+	if templateHash != "" {
+		name = strings.TrimSuffix(name, "-"+templateHash)
+	}
+	return name
+}

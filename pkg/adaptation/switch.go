@@ -6,7 +6,10 @@ package adaptation
 //
 // A plugin written for upstream (or any plugin that did not opt in) joins
 // as upstream's do: it is added to the dispatch list under the adaptation's
-// lock, after its Synchronize, under the sync gate. An opted-in instance
+// lock, after its Synchronize, under the sync gate; a workload group's
+// member in the hold its join took inside SyncFn (workloadgroup.go), the
+// member it replaces going idle. Both take over the opted-in instances they
+// turn handover off for (turnsOff), told why. An opted-in instance
 // switches in a hold of the dispatch (hold.go), in this order:
 //
 //  1. under the registry's lock, admission decides again (the rules take
@@ -45,18 +48,8 @@ func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *
 func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
 	r := g.r
 	r.atFor(pointSwitch, p)
-	if !p.handsOver() { // as upstream: added between two events
-		r.Lock()
-		sw, err := g.swap(p)
-		if err == nil {
-			_, err = g.activated(sw)
-		}
-		if err == nil {
-			// Logged before the next event, so that the log orders the
-			// switch with the events around it.
-			g.logTurnedOff(ctx, sw)
-		}
-		r.Unlock()
+	if !p.handsOver() {
+		sw, err := g.switchBetweenEvents(ctx, p, t)
 		if sw != nil {
 			sw.dropStandby()
 		}
@@ -103,10 +96,37 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 		r.log.Infof(ctx, "plugin %s takes over from %s, which does not support handover", p.describe(), q.qualifiedName())
 		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, successorActive, p)
 	}
+	for _, q := range sw.idled {
+		r.log.Infof(ctx, "plugin %s takes over from %s, which does not support handover: a member of its workload group, it stays connected and receives no events",
+			p.describe(), q.qualifiedName())
+	}
 	if retire != nil {
 		retire.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, successorActive, p)
 	}
 	return updates, nil
+}
+
+// switchBetweenEvents switches p, which did not opt in, as upstream adds a
+// plugin: between two events, under the adaptation's lock, or in the hold t
+// its join took inside SyncFn (a workload group's member). No role notice
+// is sent, so nothing is waited for meanwhile.
+func (g *registry) switchBetweenEvents(ctx context.Context, p *plugin, t *holdTicket) (*switchover, error) {
+	if t != nil {
+		defer g.r.release(t)
+	} else {
+		g.r.Lock()
+		defer g.r.Unlock()
+	}
+	sw, err := g.swap(p)
+	if err == nil {
+		_, err = g.activated(sw)
+	}
+	if err == nil {
+		// Logged before the next event, so that the log orders the
+		// switch with the events around it.
+		g.logTurnedOff(ctx, sw)
+	}
+	return sw, err
 }
 
 // successorActive is a superseded instance's Shutdown message: the reason
@@ -118,7 +138,10 @@ const successorActive = "its successor is active"
 type switchover struct {
 	to     *plugin
 	from   *plugin   // the slot's active instance it replaces, standing by until to is active
-	legacy []*plugin // plugins written for upstream it takes over
+	legacy []*plugin // plugins written for upstream it takes over; once activated, those it retires
+	// idled are the workload group members it takes over (activated): as
+	// a newer member's switch leaves them, connected and idle, not told.
+	idled []*plugin
 	// optedIn are the opted-in instances a plugin that did not opt in takes
 	// over: handover was turned off for a rollout of their workload
 	// (admission.go, turnsOff).
@@ -153,26 +176,37 @@ func (g *registry) logTurnedOff(ctx context.Context, sw *switchover) {
 }
 
 // swap switches p's slot to p: admission decides again, now that it takes
-// effect; p becomes the active instance and the one it replaces the standby.
-// An opted-in p's switch holds the dispatch, so no event reaches either
-// before the notices are over; if p fails them it is removed and the standby
-// reactivated, having missed nothing.
+// effect; p becomes the active instance and the one it replaces the standby
+// (a workload group's: idle, see workloadgroup.go). An opted-in p's switch
+// holds the dispatch, so no event reaches either before the notices are
+// over; if p fails them it is removed and the standby reactivated, having
+// missed nothing. The opted-in instances a p that did not opt in takes over
+// (turnsOff) are the same whatever kind of slot p is in.
 func (g *registry) swap(p *plugin) (*switchover, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if p.state != stateCandidate && p.state != stateStandby {
-		return nil, errDisplaced
-	}
-	legacy, err := g.admitSwitch(p)
-	if err != nil {
+	if err := g.pendingErr(p); err != nil {
 		return nil, err
 	}
 	s := p.slot
+	legacy, err := g.admitSwitch(p)
+	if errors.Is(err, errIdled) {
+		g.move(p, s, stateIdle) // a member no newer than the active one (admission's newer rule)
+	}
+	if err != nil {
+		return nil, err
+	}
 	sw := &switchover{to: p, from: s.active, legacy: legacy}
 	if !p.handsOver() {
 		sw.legacy, sw.optedIn = nil, legacy
 	}
-	if old := sw.from; old != nil {
+	if old := sw.from; old != nil && s.group != "" {
+		// A member has no notion of standing by: the instance it
+		// replaces stays connected, idle.
+		g.move(old, s, stateIdle)
+		g.r.log.Infof(g.r.ctx, "plugin %s takes over from %s of its workload, which stays connected and receives no events",
+			g.who(p), g.who(old))
+	} else if old != nil {
 		// A standby stands by for the active instance it was replaced
 		// by: once that one is replaced in turn, its reason is gone.
 		if prev := s.standby; prev != nil && prev != p {
@@ -209,11 +243,19 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 			retire = old
 		}
 	}
+	var gone []*plugin
 	for _, q := range sw.legacy {
-		if q.state == stateActive {
+		switch {
+		case q.state != stateActive: // lost meanwhile
+		case q.slot.group != "":
+			g.move(q, q.slot, stateIdle)
+			sw.idled = append(sw.idled, q)
+		default:
 			g.move(q, q.slot, stateGone)
+			gone = append(gone, q)
 		}
 	}
+	sw.legacy = gone
 	for _, q := range sw.optedIn {
 		if q.state == stateCandidate {
 			q.slot.releaseReserved(g.r)

@@ -8,7 +8,7 @@ package adaptation
 // that means anything: two connections of its name are two plugins, and
 // both get every event (upstream's behaviour, kept for every such plugin by
 // default). What the runtime can still verify is where each connection
-// comes from (identity.go): the pod, its namespace, workload labels,
+// comes from (identity.go): the pod, its namespace, its controller,
 // pod-template-generation and annotations. An operator who knows that two
 // pods of one DaemonSet run one plugin says so on the pod template with
 // HandoverAnnotation; the runtime then treats the connections of one name
@@ -17,7 +17,9 @@ package adaptation
 //
 //   - who is newer is the pods' pod-template-generation, never the order of
 //     connections: a rollback (a higher generation running an older binary)
-//     takes over, a restarted older pod never does;
+//     takes over, a restarted older pod never does (admission's newer rule,
+//     at registration and at the switch; refused by it, a member stays
+//     idle);
 //   - a newer instance joins as upstream's join does (join.go,
 //     joinUnderGate: one full Synchronize from inside SyncFn under the
 //     gate) and its switch is taken in the hold that SyncFn's call opened,
@@ -25,7 +27,9 @@ package adaptation
 //   - the older instance is not disconnected (such a plugin exits when its
 //     connection closes, and the kubelet restarts it): it stays, idle, with
 //     no events and no timer, until its connection goes (its pod deleted);
-//     its unsolicited updates are refused, naming the newer instance;
+//     its unsolicited updates are refused, naming the newer instance; so
+//     too when a later generation's build WithHandover takes it over
+//     (admission.go, legacyVictims);
 //   - if the active instance goes, the newest idle one is synchronized
 //     again, with a second full Synchronize under the gate, and switched
 //     to: every upstream stub since v0.8.0 hands a second Synchronize on a
@@ -36,27 +40,30 @@ package adaptation
 //     active one (a candidate it had displaced) joins in its place, so the
 //     newest connected instance serves; an older one never does while a
 //     newer one is active.
+//   - the switch is every plugin's that did not opt in (switch.go, swap):
+//     so an opted-in instance of the name and workload that a later
+//     generation's member turns handover off for (a rollback to an
+//     upstream-stub build, $NRI_PLUGIN_HANDOVER=off: admission.go,
+//     turnsOff) is retired and told why, exactly as outside a group, and
+//     one instance handles each event.
 //
 // No RoleChange and no Shutdown is ever sent to a member: upstream sends
 // neither.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // HandoverAnnotation on a plugin's pod template (so on each of its pods,
 // which the runtime sees as PodSandbox annotations) with the value
 // HandoverWorkload tells the runtime that the connections of one plugin name
 // and index from pods of this workload are instances of one plugin, of which
-// one at a time receives events. An annotation rather than a label: labels
-// are part of the workload's identity (KubernetesResolver), and adding one would
-// make the rollout that adds it a different workload; an annotation changes
-// no selector. On the pod rather than the DaemonSet: the runtime sees pods
-// only. The value names the rule, so that another one can be added.
+// one at a time receives events. An annotation rather than a label: it
+// changes no selector. On the pod rather than the DaemonSet: the runtime
+// sees pods only. The value names the rule, so that another one can be
+// added.
 const HandoverAnnotation = "nri.containerd.io/handover"
 
 // HandoverWorkload is the value of HandoverAnnotation that turns workload
@@ -68,7 +75,7 @@ const HandoverWorkload = "workload"
 var errIdled = errors.New("a newer instance of its workload took over")
 
 // groupKey is the workload group p belongs to: its index and name, its
-// pod's namespace and workload labels. ok is false for every plugin that
+// pod's namespace and workload (the resolver's). ok is false for every plugin that
 // stays as upstream: not external, not opted in by its pod, a pod the
 // runtime did not verify, or one without a pod-template-generation (who is
 // newer could then only be guessed from the order of connections).
@@ -118,22 +125,18 @@ func (s *slot) top() *plugin {
 	return s.active
 }
 
-// placeInGroup puts a registering member into its group: as the candidate
-// if it is newer than every instance active or joining (a pending candidate
-// it is newer than goes idle, still connected), else idle. g.mu is held.
-func (g *registry) placeInGroup(p *plugin, key string) {
-	s := g.groups[key]
-	if s == nil {
-		s = &slot{group: key}
-		g.groups[key] = s
-	}
-	top := s.top()
-	if top != nil && !g.newer(p, top) {
+// placeInGroup puts a registering member into its group s as admission
+// decided: idle if the newer rule idled it (idled), else as the candidate
+// (it is newer than every instance active or joining; a pending candidate
+// goes idle, still connected). g.mu is held.
+func (g *registry) placeInGroup(p *plugin, s *slot, idled bool) {
+	if idled {
 		g.move(p, s, stateIdle)
 		g.r.log.Infof(g.r.ctx, "plugin %s is not newer than %s of its workload: it stays connected and receives no events",
-			g.who(p), g.who(top))
+			g.who(p), g.who(s.top()))
 		return
 	}
+	g.groups[s.group] = s
 	if c := s.candidate; c != nil {
 		g.move(c, s, stateIdle)
 		g.r.log.Infof(g.r.ctx, "plugin %s is newer than %s, which had not taken over: that one stays connected and receives no events",
@@ -142,116 +145,42 @@ func (g *registry) placeInGroup(p *plugin, key string) {
 	g.move(p, s, stateCandidate)
 }
 
-// joinGroup is admit for a member, configured by now: a candidate joins, an
-// idle one stays idle (or, if nobody is joining and it is the newest idle
-// one and newer than the active one or nobody is active, joins).
-func (g *registry) joinGroup(ctx context.Context, p *plugin) error {
-	g.mu.Lock()
-	p.admitted = true
-	s := p.slot
-	if p.state == stateIdle {
-		g.groupNext(s)
-	}
-	run := p.state == stateCandidate && !p.joining
-	if run {
-		p.joining = true
-	}
-	g.mu.Unlock()
-	if !run {
-		return nil
-	}
-	return g.groupJoinLoop(ctx, p)
-}
-
-// groupJoinLoop joins member p under the gate until it is active, idle or
-// failed. A member idled during its join (a newer one registered) and made
-// the candidate again (that one left) joins once more; a failed one is
-// disconnected, as upstream's join disconnects it.
-func (g *registry) groupJoinLoop(ctx context.Context, p *plugin) error {
-	for {
-		start := time.Now()
-		updates, err := g.joinUnderGate(ctx, p, nil)
-		g.mu.Lock()
-		again := errors.Is(err, errIdled) && p.state == stateCandidate && !g.closed
-		if !again {
-			p.joining = false
-		}
-		g.mu.Unlock()
-		switch {
-		case again:
-			continue
-		case errors.Is(err, errIdled):
-			g.r.log.Infof(ctx, "plugin %s stays connected without events: %v", p.name(), err)
-			return nil
-		case err != nil:
-			return g.fail(p, start, err)
-		}
-		g.r.log.Infof(ctx, "plugin %s connected and synchronized", p.qualifiedName())
-		g.applyUpdates(ctx, p, updates)
-		return nil
-	}
-}
-
-// switchGroupHeld switches member p's group to p in the hold t, taken inside
-// the SyncFn call that synchronized p: no event passed since p's
-// Synchronize, and none passes until the release. The instance it replaces
-// goes idle. Admission decides again (the stopping and beside rules); a
-// member that is no longer newer than the active one goes idle instead.
-func (g *registry) switchGroupHeld(p *plugin, t *holdTicket) error {
-	defer g.r.release(t)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := g.pendingErr(p); err != nil {
-		return err
-	}
-	if _, err := g.decide(p, nil, true); err != nil {
-		return err
-	}
-	s := p.slot
-	old := s.active
-	if old != nil && !g.newer(p, old) {
-		g.move(p, s, stateIdle)
-		return fmt.Errorf("%w: %s", errIdled, g.who(old))
-	}
-	if old != nil {
-		g.move(old, s, stateIdle)
-	}
-	g.move(p, s, stateActive)
-	if old != nil {
-		g.r.log.Infof(g.r.ctx, "plugin %s takes over from %s of its workload, which stays connected and receives no events",
-			g.who(p), g.who(old))
-	}
-	g.logOrder(g.plugins)
-	return nil
-}
-
 // groupLost runs when a member of s went: the newest idle member joins if
-// nobody is joining and it is newer than the active one or nobody is
-// active. Newer than the active one is a candidate displaced by a newer
-// one that went before its switch: it takes over as it would have without
-// that one. g.mu is held.
+// nobody is joining and admission would let it switch (groupNext). Newer
+// than the active one is a candidate displaced by a newer one that went
+// before its switch: it takes over as it would have without that one.
+// g.mu is held.
 func (g *registry) groupLost(s *slot) {
 	g.groupNext(s)
 }
 
 // groupNext makes the newest idle member of s the candidate and starts its
-// join, a full Synchronize under the gate, if nobody is joining and it is
-// newer than the active one or nobody is active. g.mu is held.
+// join, a full Synchronize under the gate, if nobody is joining and
+// admission would let it switch: it is newer than the active one or nobody
+// is active (the newer rule), and no opted-in instance holds its name that
+// it may not take over (beside: a later generation WithHandover took over
+// from the group). g.mu is held.
 func (g *registry) groupNext(s *slot) {
 	best := g.newestIdle(s)
-	if g.closed || best == nil || s.candidate != nil || s.active != nil && !g.newer(best, s.active) {
+	if g.closed || best == nil || s.candidate != nil {
+		return
+	}
+	if _, err := g.decide(best, s, true); err != nil {
+		if !errors.Is(err, errIdled) {
+			g.r.log.Infof(g.r.ctx, "plugin %s stays connected without events: %v", g.who(best), err)
+		}
 		return
 	}
 	g.move(best, s, stateCandidate)
 	g.r.log.Infof(g.r.ctx, "plugin %s is synchronized again: no newer instance of its workload is active or joining", g.who(best))
-	if best.joining || !best.admitted {
-		return // its join loop, or its joinGroup once configured, takes it from here
+	if best.join != joinConfigured {
+		return // its join, or its admit once configured, takes it from here
 	}
-	best.joining = true
+	best.join = joinRunning
 	g.r.wg.Add(1)
 	go func() {
 		defer g.r.wg.Done()
-		_ = g.groupJoinLoop(g.r.ctx, best)
+		_ = g.join(g.r.ctx, best)
 	}()
 }
 

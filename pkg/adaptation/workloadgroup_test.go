@@ -1,6 +1,7 @@
 package adaptation
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -26,13 +27,16 @@ func (g *registry) member(name string, tg int64, annotated bool) *plugin {
 
 // groupSwitch is the switch p's join takes in the hold it opened in its
 // SyncFn call, once p answered its Synchronize.
-func (g *registry) groupSwitch(p *plugin) error { return g.switchGroupHeld(p, &holdTicket{}) }
+func (g *registry) groupSwitch(p *plugin) error {
+	_, err := g.switchHeld(context.Background(), p, nil, nil, &holdTicket{})
+	return err
+}
 
 // activeMember places p and switches to it, as its join does.
 func (g *registry) activeMember(t *testing.T, p *plugin) *plugin {
 	t.Helper()
 	place(t, g, p)
-	p.admitted = true // configured: its join ran
+	p.join = joinConfigured // configured: its join ran
 	if err := g.groupSwitch(p); err != nil {
 		t.Fatalf("switch to %s: %v", p.describe(), err)
 	}
@@ -114,7 +118,7 @@ func TestGroupSameGeneration(t *testing.T) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, p := range []*plugin{x, y, old} {
-		p.admitted = true
+		p.join = joinConfigured
 	}
 	if got := g.newestIdle(a.slot); got != y {
 		t.Fatalf("next to serve: %s, want the last registered of generation 1", got.identity().PodString())
@@ -136,7 +140,7 @@ func TestGroupOlderReconnectsWhileNewerSynchronizes(t *testing.T) {
 	b := g.member("p-b", 2, true)
 	place(t, g, b)
 	wantState(t, b, stateCandidate)
-	b.admitted, b.joining = true, true // in its Synchronize
+	b.join = joinRunning // in its Synchronize
 
 	g.remove(a)
 	wantState(t, a, stateGone)
@@ -229,9 +233,9 @@ func TestGroupDisplacedCandidateJoinsWhenTheNewerGoes(t *testing.T) {
 	b := g.member("p-b", 2, true)
 	place(t, g, b)
 	for _, p := range []*plugin{old, b} {
-		p.admitted = true
+		p.join = joinConfigured
 	}
-	b.joining = true // in its Synchronize: its join loop goes on
+	b.join = joinRunning // in its Synchronize: its join loop goes on
 	c := g.member("p-c", 3, true)
 	place(t, g, c)
 	wantState(t, b, stateIdle)
@@ -248,8 +252,8 @@ func TestGroupDisplacedCandidateJoinsWhenTheNewerGoes(t *testing.T) {
 
 	// The one serving goes: the newest idle one is the candidate, never an
 	// older one while a newer serves.
-	b.joining = false
-	a.joining = true // its join loop, started by the loss, is not run here
+	b.join = joinConfigured
+	a.join = joinRunning // its join loop, started by the loss, is not run here
 	g.remove(b)
 	wantState(t, a, stateCandidate)
 	wantState(t, old, stateIdle)
@@ -263,7 +267,7 @@ func TestGroupNewestIdleJoinsOnceConfigured(t *testing.T) {
 	c := g.activeMember(t, g.member("p-c", 3, true))
 	a := g.member("p-a", 1, true)
 	place(t, g, a)
-	a.admitted = true
+	a.join = joinConfigured
 	b := g.member("p-b", 2, true)
 	place(t, g, b) // not configured yet
 	g.remove(c)
@@ -276,7 +280,7 @@ func TestGroupNewestIdleJoinsOnceConfigured(t *testing.T) {
 // the known value and carrying a pod-template-generation, with the workload
 // rule on; every other one is a plugin written for upstream as upstream runs
 // it, beside the group (both receive events). Pods of another namespace or
-// other labels are another group.
+// another DaemonSet are another group.
 func TestGroupMembership(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -329,17 +333,17 @@ func TestGroupMembership(t *testing.T) {
 		})
 	}
 
-	// Another namespace or other labels: another group, whose instance is
-	// active beside this group's.
-	for _, other := range []struct{ name, ns, app string }{
-		{"other namespace", "other", "p"},
-		{"other labels", "kube-system", "impostor"},
+	// Another namespace or another DaemonSet: another group, whose
+	// instance is active beside this group's.
+	for _, other := range []struct{ name, ns, pod string }{
+		{"other namespace", "other", "p-o"},
+		{"other DaemonSet", "kube-system", "impostor-o"},
 	} {
 		t.Run(other.name, func(t *testing.T) {
 			g := workloadRegistry()
 			a := g.activeMember(t, g.member("p-a", 1, true))
 			o := g.member("p-o", 9, true)
-			inPod(o, other.ns, "p-o", other.app, 9).ident.pod.Handover = HandoverWorkload
+			inPod(o, other.ns, other.pod, "p", 9).ident.pod.Handover = HandoverWorkload
 			g.activeMember(t, o)
 			if o.slot == a.slot {
 				t.Fatal("a pod of another workload joined the group")
@@ -360,4 +364,32 @@ func TestGroupMembership(t *testing.T) {
 	if grouped {
 		t.Fatal("grouped with the workload rule off")
 	}
+}
+
+// Who serves next is admission's: an idle member is not made the candidate
+// (and so neither synchronized under the gate for nothing nor let update
+// containers as a fresh join) when admission would refuse it at its switch.
+// Here an opted-in build of a later generation took over the group's
+// active member (a rollout WithHandover after the annotated upstream-stub
+// build); when another member goes, the idle older one stays idle.
+func TestGroupNextAsksAdmission(t *testing.T) {
+	g := workloadRegistry()
+	a := g.activeMember(t, g.member("p-a", 1, true))
+	old := g.member("p-old", 0, true)
+	place(t, g, old)
+	other := g.member("p-x", 0, true)
+	place(t, g, other)
+	b := inPod(g.optedIn("10", "p", "b", 0, "v2"), "kube-system", "p-b", "p", 2)
+	b.ident.pod.Handover = HandoverWorkload
+	place(t, g, b)
+	g.switchNow(t, b)
+	wantState(t, a, stateIdle) // a member, it is not disconnected
+	wantDispatch(t, g, b)
+	wantRefused(t, g, a, "no instance of its workload is active")
+
+	g.remove(other)
+	wantState(t, a, stateIdle)
+	wantState(t, old, stateIdle)
+	wantDispatch(t, g, b)
+	wantRefused(t, g, old, "no instance of its workload is active")
 }

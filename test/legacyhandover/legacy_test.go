@@ -126,7 +126,7 @@ func TestNewerDiesMidSynchronization(t *testing.T) {
 	})
 }
 
-// A pod of another namespace or of other labels, annotated, with the
+// A pod of another namespace or of another DaemonSet, annotated, with the
 // plugin's name and a higher generation: not an instance of the plugin.
 // It takes nothing over and runs beside it, as upstream runs two plugins
 // of one name: both get every event.
