@@ -50,6 +50,10 @@
 #   v1_checks_pre, v1_checks_post, v4r_checks   (optional) the runtime's own
 #                       checks in step 1, and in step 6 after v4 restarted
 #   T_DELETED, T_EXIT2, T_FRESH    the wording of a few titles
+#   LEDGER_EXACT        1 if the runtime relays every change it makes
+#                       (containerd): every comparison of the adaptation's
+#                       ledger with SyncFn in RUNTIME_LOG must find 0
+#                       differing entries; otherwise they are only printed
 #   LOGS_HINT           where to look when a check failed
 
 declare -A PID=() STAMP=() WANT=()
@@ -212,6 +216,7 @@ run_scenario() {
 		expect "no panic in $(basename "$f")" bash -c "! grep -iE 'panic|fatal' '$f'"
 	done
 	expect "$RUNTIME: no panic" bash -c "! grep -iE 'panic' '$RUNTIME_LOG'"
+	check_ledger "$RUNTIME" "$RUNTIME_LOG" "${LEDGER_EXACT:-0}"
 
 	[ "$FAILED" = 0 ] || echo "== logs in $R: $LOGS_HINT"
 	summary
