@@ -146,31 +146,44 @@ func (l *ledger) distrust() {
 // seed compares the ledger with the runtime's state as SyncFn reported it
 // (if it holds one), then records that state. from is the version read
 // before SyncFn was called: an object an event changed since then keeps
-// what the event said, which is newer, and is not compared.
+// what the event said, which is newer.
+//
+// The comparison counts the entries missing from the ledger, extra in it,
+// or different. An entry an event changed after from is newer than the
+// listing, and a listed object whose removal was relayed is the runtime's
+// store lagging behind what it relayed: neither is a difference.
 func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container) comparison {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.kept {
 		return comparison{}
 	}
-	var cmp comparison
-	if l.seeded {
-		cmp = l.compareLocked(from, pods, ctrs)
-	}
+	cmp := comparison{done: l.seeded}
 	if l.objs == nil {
 		l.objs = map[string]*ledgerEntry{}
 	}
 	seen := make(map[string]bool, len(pods)+len(ctrs))
-	// Only what differs is copied: a join under the gate runs this while
-	// runtime operations wait.
+	// One pass compares and copies only what differs: this runs under the
+	// gate, while runtime operations wait.
 	set := func(key string, m proto.Message, entry func() *ledgerEntry) {
 		seen[key] = true
 		if l.gone[key] {
 			return
 		}
 		old, ok := l.objs[key]
-		if ok && (old.ver > from || !old.removed && proto.Equal(old.msg(), m)) {
+		switch {
+		case ok && old.ver > from:
 			return
+		case !ok || old.removed:
+			if cmp.done {
+				cmp.add("missing", key)
+			}
+		case proto.Equal(old.msg(), m):
+			return
+		default:
+			if cmp.done {
+				cmp.add("different", key)
+			}
 		}
 		e := entry()
 		l.bump(key)
@@ -185,6 +198,9 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 	}
 	for key, e := range l.objs {
 		if !seen[key] && !e.removed && e.ver <= from {
+			if cmp.done {
+				cmp.add("extra", key)
+			}
 			l.remove(key)
 		}
 	}
@@ -196,44 +212,11 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 			}
 		}
 	}
+	slices.Sort(cmp.sample)
 	l.seeded = true
 	l.trusted = cmp.done && cmp.differ == 0
 	l.bound = 2*(len(pods)+len(ctrs)) + minLedgerBound
 	return cmp
-}
-
-// compareLocked counts the entries in which the ledger differs from a
-// listing: missing from it, extra in it, or different. An entry an event
-// changed after from is newer than the listing, and a listed object whose
-// removal was relayed is the runtime's store lagging behind what it relayed:
-// neither is a difference. l.mu is held.
-func (l *ledger) compareLocked(from uint64, pods []*api.PodSandbox, ctrs []*api.Container) comparison {
-	c := comparison{done: true}
-	listed := make(map[string]bool, len(pods)+len(ctrs))
-	check := func(key string, m proto.Message) {
-		listed[key] = true
-		e := l.objs[key]
-		switch {
-		case l.gone[key] || e != nil && e.ver > from:
-		case e == nil || e.removed:
-			c.add("missing", key)
-		case !proto.Equal(e.msg(), m):
-			c.add("different", key)
-		}
-	}
-	for _, p := range pods {
-		check("pod/"+p.GetId(), p)
-	}
-	for _, ctr := range ctrs {
-		check("ctr/"+ctr.GetId(), ctr)
-	}
-	for key, e := range l.objs {
-		if !listed[key] && !e.removed && e.ver <= from {
-			c.add("extra", key)
-		}
-	}
-	slices.Sort(c.sample)
-	return c
 }
 
 // forget remembers a relayed removal of key (gone). l.mu is held.
