@@ -36,6 +36,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -551,22 +552,45 @@ func (r *Adaptation) reseed(from uint64, pods []*api.PodSandbox, ctrs []*api.Con
 	}
 }
 
+// checkWait bounds how long checkLedger's caller waits for the comparison.
+// Once the gate is taken, a hold queued meanwhile (an instance lost, a
+// switch) can keep out an event that holds the runtime's own lock, which
+// SyncFn takes; that hold may be waiting for the caller. The comparison
+// goes on without the caller then, holding the gate until SyncFn returns.
+const checkWait = 500 * time.Millisecond
+
 // checkLedger compares the ledger with SyncFn, and reseeds it, if the sync
-// gate can be taken at once: it never waits for the runtime's operations,
-// and calls SyncFn only under the gate, as everywhere. It is called before a
-// takeover would be synchronized from the ledger, where a join costs a
-// SyncFn call anyway.
+// gate can be taken at once and no hold is queued (while one is, an event
+// waiting for it may hold the runtime's lock, which SyncFn takes): it never
+// waits for the runtime's operations, and calls SyncFn only under the gate,
+// as everywhere. It is called before a takeover would be synchronized from
+// the ledger, where a join would cost a SyncFn call anyway, and by a
+// registration that finds the ledger dropped.
 func (r *Adaptation) checkLedger(ctx context.Context) {
-	if !r.handover || !r.syncGate.TryLock() {
+	if !r.handover || !r.hold.idle() || !r.syncGate.TryLock() {
 		return
 	}
-	defer r.syncGate.Unlock()
 	from := r.ledger.version()
-	err := r.callSyncFn(ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
-		r.reseed(from, pods, ctrs)
-		return nil, nil
-	})
-	if err != nil && r.ctx.Err() == nil {
-		r.log.Warnf(ctx, "failed to compare the ledger with SyncFn: %v", err)
+	done := make(chan struct{})
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(done)
+		defer r.syncGate.Unlock()
+		err := r.callSyncFn(r.ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+			r.reseed(from, pods, ctrs)
+			return nil, nil
+		})
+		if err != nil && r.ctx.Err() == nil {
+			r.log.Warnf(r.ctx, "failed to compare the ledger with SyncFn: %v", err)
+		}
+	}()
+	t := time.NewTimer(checkWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		r.log.Infof(ctx, "comparing the ledger with SyncFn takes longer than %v: going on without it", checkWait)
+	case <-ctx.Done():
 	}
 }
