@@ -2,6 +2,7 @@ package adaptation
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -383,4 +384,32 @@ func TestLedgerCheckNeverStallsItsCaller(t *testing.T) {
 		}
 		return false
 	}, "the gate released once SyncFn returned")
+}
+
+// What the runtime applied of updates whose UpdateFn failed is unknown: the
+// ledger is not used for a takeover until a comparison finds it exact.
+func TestLedgerDistrustedWhenUpdateFnFails(t *testing.T) {
+	c1 := &api.Container{Id: "c1", PodSandboxId: "p1", State: api.ContainerState_CONTAINER_RUNNING}
+	r, err := New("test-runtime", "v0", func(ctx context.Context, cb SyncCB) error {
+		_, err := cb(ctx, nil, []*api.Container{c1})
+		return err
+	}, func(context.Context, []*ContainerUpdate) ([]*ContainerUpdate, error) {
+		return nil, errors.New("the runtime's store is gone")
+	}, WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	r.ledger.seed(0, nil, []*api.Container{c1})
+	r.ledger.seed(r.ledger.version(), nil, []*api.Container{c1})
+	if !r.ledger.usable() {
+		t.Fatal("not usable after a comparison found no difference")
+	}
+	u := &api.ContainerUpdate{ContainerId: "c1", Linux: &api.LinuxContainerUpdate{Resources: &api.LinuxResources{Cpu: &api.LinuxCPU{Cpus: "0-1"}}}}
+	if _, err := r.updateContainers(context.Background(), []*ContainerUpdate{u}); err == nil {
+		t.Fatal("UpdateFn's error was not returned")
+	}
+	if r.ledger.usable() {
+		t.Error("the ledger is used after an update with an unknown outcome")
+	}
 }
