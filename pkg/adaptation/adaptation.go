@@ -269,11 +269,22 @@ func (r *Adaptation) keptOnStop(p *plugin) bool {
 	return p.slot != nil && p.slot.active == p
 }
 
-// updateContainers forwards updates requested by a plugin to the runtime.
+// updateContainers forwards updates requested by a plugin to the runtime,
+// and records in the ledger what the runtime applied: every update but
+// those UpdateFn reported failed. Every UpdateFn call goes through here.
 // Callers must not hold the adaptation's mutex.
 func (r *Adaptation) updateContainers(ctx context.Context, updates []*ContainerUpdate) ([]*ContainerUpdate, error) {
 	if len(updates) == 0 {
 		return nil, nil
 	}
-	return r.callUpdateFn(ctx, updates)
+	failed, err := r.callUpdateFn(ctx, updates)
+	switch {
+	case err == nil:
+		r.ledger.applied(updates, failed)
+	case !errors.Is(err, errStopped):
+		// What the runtime applied is unknown: the next comparison
+		// tells.
+		r.ledger.distrust()
+	}
+	return failed, err
 }

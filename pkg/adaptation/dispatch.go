@@ -100,15 +100,27 @@ func (r *Adaptation) UpdateContainer(ctx context.Context, req *UpdateContainerRe
 	}
 	defer r.unlockDispatch(n)
 
+	// The ledger applies the resources asked for as the runtime sent them:
+	// collecting the result fills them in place.
+	var asked *api.UpdateContainerRequest
+	if r.ledger.recording() {
+		asked = &api.UpdateContainerRequest{Pod: req.GetPod(), Container: req.GetContainer()}
+		if res := req.GetLinuxResources(); res != nil {
+			asked.LinuxResources = proto.Clone(res).(*api.LinuxResources)
+		}
+	}
+
 	result := collectUpdateContainerResult(req)
 	result.forwardEvictions = r.forwardEvictions
 	err = r.relay(ctx, r.reg.active(), api.Event_UPDATE_CONTAINER, req, func(p *plugin, rpl any) error {
 		return result.apply(rpl, p.name())
 	})
-	if err != nil {
-		return nil, err
+	var rsp *UpdateContainerResponse
+	if err == nil {
+		rsp = result.updateContainerResponse()
 	}
-	return result.updateContainerResponse(), nil
+	r.ledger.note(api.Event_UPDATE_CONTAINER, asked, rsp, err != nil || asked == nil)
+	return rsp, err
 }
 
 // PostUpdateContainer relays the event to plugins.
@@ -128,10 +140,13 @@ func (r *Adaptation) StopContainer(ctx context.Context, req *StopContainerReques
 	err = r.relay(ctx, r.reg.active(), api.Event_STOP_CONTAINER, req, func(p *plugin, rpl any) error {
 		return result.apply(rpl, p.name())
 	})
-	if err != nil {
-		return nil, err
+	var rsp *StopContainerResponse
+	if err == nil {
+		rsp = result.stopContainerResponse()
 	}
-	return result.stopContainerResponse(), nil
+	// Stopped either way; the updates only if the runtime gets them.
+	r.ledger.note(api.Event_STOP_CONTAINER, req, rsp, false)
+	return rsp, err
 }
 
 // RemoveContainer relays the event to plugins.
@@ -159,7 +174,10 @@ func (r *Adaptation) relay(ctx context.Context, plugins []*plugin, event api.Eve
 	if !ok {
 		return fmt.Errorf("no relay for event %s", event.PrettyName())
 	}
-	if event != api.Event_CREATE_CONTAINER { // CreateContainer notes its merged result
+	switch event {
+	case api.Event_CREATE_CONTAINER, api.Event_UPDATE_CONTAINER, api.Event_STOP_CONTAINER:
+		// noted with their merged replies
+	default:
 		defer r.ledger.note(event, req, nil, false)
 	}
 	for _, p := range plugins {

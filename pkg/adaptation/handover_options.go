@@ -88,3 +88,15 @@ type HandoverMetrics interface {
 	// its commit.
 	RecordHandover(plugin, outcome string, duration, eventWait time.Duration)
 }
+
+// LedgerMetrics is implemented by a Metrics that also wants to know how
+// exact the adaptation's record of the runtime's state is. It is optional,
+// as HandoverMetrics is.
+type LedgerMetrics interface {
+	// RecordLedgerComparison reports one comparison of the record with
+	// what SyncFn returned: the number of pods and containers that differ
+	// (missing, extra or different). Anything but 0 means takeovers are
+	// synchronized under the sync gate, from SyncFn, until a comparison
+	// finds 0.
+	RecordLedgerComparison(differing int)
+}

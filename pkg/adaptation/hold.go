@@ -203,6 +203,13 @@ func (r *Adaptation) release(t *holdTicket) {
 	}()
 }
 
+// idle tells whether no holder is queued or holding.
+func (h *hold) idle() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.holders) == 0
+}
+
 // deferUpdate keeps a plugin's updates for the release if a hold is queued
 // or held, and tells whether it did.
 func (h *hold) deferUpdate(p *plugin, updates []*ContainerUpdate) bool {

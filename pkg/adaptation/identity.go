@@ -355,7 +355,11 @@ func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
 	}
 	if slices.ContainsFunc(found, func(v *verified) bool { return v == nil }) {
 		// From the ledger, never from SyncFn: this runs beside runtime
-		// operations (ledger.go).
+		// operations (ledger.go). A ledger dropped for its size is seeded
+		// again here if the sync gate is free at once.
+		if !g.r.ledger.recording() {
+			g.r.checkLedger(ctx)
+		}
 		if pods, ctrs, ok := g.r.ledger.state(); ok {
 			listed = true
 			for i, q := range todo {

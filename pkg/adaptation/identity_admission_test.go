@@ -208,9 +208,11 @@ func TestWorkloadLegacyPlugins(t *testing.T) {
 }
 
 // TestResolveIdentities places peers from the runtime's state as the ledger
-// records it (never from a SyncFn call of its own, which would run beside
-// runtime operations): the container whose cgroup the peer is in, and its
-// pod; with nothing recorded the peer is unknown (refused), never guessed.
+// records it (never from a SyncFn call beside runtime operations): the
+// container whose cgroup the peer is in, and its pod. With nothing recorded
+// (a ledger dropped for its size) the ledger is seeded from SyncFn if the
+// sync gate is free at once; if it is not, the peer is unknown (refused),
+// never guessed.
 func TestResolveIdentities(t *testing.T) {
 	pods, ctrs := identFixture("/kubepods/besteffort/pod" + podUID + "/" + ctrID)
 	syncs := 0
@@ -247,15 +249,23 @@ func TestResolveIdentities(t *testing.T) {
 	if syncs != 0 {
 		t.Fatalf("placing peers called SyncFn %d times", syncs)
 	}
-	r.ledger = ledger{kept: true} // nothing recorded
+	r.ledger = ledger{kept: true}   // nothing recorded
+	inFlight := r.BlockPluginSync() // a runtime operation
 	q := g.optedIn("10", "p", "b", 2, "2")
 	q.cgroupErr, q.cgroup = nil, "/kubepods/besteffort/pod"+podUID+"/"+ctrID
 	g.resolveIdentities(context.Background(), q)
-	if q.identity().Place != PeerUnknown {
-		t.Fatalf("placed without a listing: %v", q.identity().Place)
+	if q.identity().Place != PeerUnknown || syncs != 0 {
+		t.Fatalf("placed without a listing: %v (%d SyncFn calls)", q.identity().Place, syncs)
 	}
 	if _, err := g.place(q); err == nil {
 		t.Fatal("an unplaced peer was admitted")
+	}
+	inFlight.Unblock()
+	q2 := g.optedIn("10", "p", "c", 3, "3")
+	q2.cgroupErr, q2.cgroup = nil, "/kubepods/besteffort/pod"+podUID+"/"+ctrID
+	g.resolveIdentities(context.Background(), q2)
+	if q2.identity().Place != PeerInPod || syncs != 1 {
+		t.Fatalf("with the gate free: placed %v after %d SyncFn calls; want in its pod after 1", q2.identity().Place, syncs)
 	}
 }
 

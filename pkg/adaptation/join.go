@@ -11,7 +11,10 @@ package adaptation
 //	                 operations wait, so none bypasses the plugin), one full
 //	                 Synchronize from inside the runtime's SyncFn, the switch.
 //	from the ledger  an opted-in instance takes over from the active opted-in
-//	                 instance of its name. No gate and no SyncFn: it is
+//	                 instance of its name, and the ledger compared equal with
+//	                 SyncFn last time (ledger.usable; compared once more
+//	                 first if the gate is free at once). Otherwise it joins
+//	                 under the gate. No gate and no SyncFn: it is
 //	                 synchronized from the ledger (ledger.go) while its
 //	                 predecessor keeps serving, if it takes delta rounds,
 //	                 and the switch (switch.go) holds the dispatch for its
@@ -157,7 +160,7 @@ func (g *registry) join(ctx context.Context, p *plugin) error {
 			updates []*api.ContainerUpdate
 			err     error
 		)
-		if g.joinsFromLedger(p) {
+		if g.joinsFromLedger(ctx, p) {
 			updates, err = g.joinFromLedger(ctx, p, takeover)
 		} else {
 			updates, err = g.joinUnderGate(ctx, p, takeover)
@@ -200,16 +203,28 @@ func (g *registry) joinEnded(p *plugin, err error) (again bool) {
 }
 
 // joinsFromLedger decides how p joins, once: from the ledger if it opted in,
-// the ledger holds the runtime's state, and an opted-in instance of its
-// slot serves its events meanwhile.
-func (g *registry) joinsFromLedger(p *plugin) bool {
-	if !p.handsOver() || !g.r.ledger.recording() {
+// an opted-in instance of its slot serves its events meanwhile, and the
+// ledger is exact as far as its comparisons with SyncFn tell (usable); the
+// ledger is compared first if the sync gate is free at once.
+func (g *registry) joinsFromLedger(ctx context.Context, p *plugin) bool {
+	takesOver := func() bool {
+		s := p.slot
+		return s != nil && s.shared() && s.active != nil && s.active != p && s.candidate == p
+	}
+	g.mu.Lock()
+	would := p.handsOver() && takesOver()
+	g.mu.Unlock()
+	if !would {
+		return false
+	}
+	g.r.checkLedger(ctx)
+	if !g.r.ledger.usable() {
+		g.r.log.Infof(ctx, "plugin %s joins under the sync gate: the runtime's state recorded is not known to be exact", p.describe())
 		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	s := p.slot
-	p.fromLedger = s != nil && s.shared() && s.active != nil && s.active != p && s.candidate == p
+	p.fromLedger = takesOver()
 	return p.fromLedger
 }
 
@@ -242,7 +257,7 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 		held    *holdTicket
 	)
 	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
-		r.ledger.seed(from, pods, ctrs)
+		r.reseed(from, pods, ctrs)
 		if updates, serr = p.synchronize(ctx, pods, ctrs, takeover); serr != nil || !p.handsOver() && !grouped || bugHoldAfterSyncFn {
 			return
 		}

@@ -81,11 +81,12 @@ func (r *Adaptation) syncStarted(started []*plugin) error {
 	}
 	defer r.syncGate.Unlock()
 	var synced []*plugin
+	var handed []*ContainerUpdate
 	called := false
 	from := r.ledger.version()
 	err := r.callSyncFn(r.ctx, func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
 		called = true
-		r.ledger.seed(from, pods, ctrs)
+		r.reseed(from, pods, ctrs)
 		var updates []*ContainerUpdate
 		synced = synced[:0]
 		for _, p := range started {
@@ -98,6 +99,7 @@ func (r *Adaptation) syncStarted(started []*plugin) error {
 			synced = append(synced, p)
 			updates = append(updates, us...)
 		}
+		handed = updates
 		return updates, nil
 	})
 	if err != nil {
@@ -106,6 +108,9 @@ func (r *Adaptation) syncStarted(started []*plugin) error {
 		}
 		return fmt.Errorf("failed to synchronize pre-installed NRI plugins: %w", err)
 	}
+	// The runtime applies the updates the plugins' replies asked for once
+	// our callback returns, telling us of no failure.
+	r.ledger.applied(handed, nil)
 	if !called && len(started) > 0 {
 		r.log.Warnf(r.ctx, "runtime's SyncFn returned without synchronizing the %d plugins started", len(started))
 		for _, p := range started {

@@ -7,26 +7,36 @@ package adaptation
 // The runtime's SyncFn may be called only while no runtime operation is in
 // flight (containerd's resets its per-container NRI state from the CRI store:
 // a stop in flight is then relayed to no plugin). Every SyncFn call here is
-// under the gate (Start, and a join under the gate) and its result seeds the
-// ledger; from then on every event relayed updates it, each change numbered
-// by the ledger's version. A cursor reads the full state at its position and
-// then what changed since: a takeover's successor starts from a snapshot and
-// catches up with deltas while its predecessor keeps serving (join.go).
+// under the gate (Start, a join under the gate, and a check taken when the
+// gate is free at once); its result is first compared with the ledger and
+// then seeds it. From then on every event relayed updates it, each change
+// numbered by the ledger's version, and so does every change the adaptation
+// hands the runtime: a plugin's UpdateContainers (minus what UpdateFn
+// reported failed), the updates merged into the replies of CreateContainer,
+// UpdateContainer and StopContainer, and the updates a Synchronize reply
+// asks for. A relayed removal stays removed: container ids are never reused,
+// and a runtime may list a container whose removal it already relayed
+// (CRI-O relays RemoveContainer before it removes the container from its
+// stores, and takes no gate). A cursor reads the full state at its position
+// and then what changed since: a takeover's successor starts from a snapshot
+// and catches up with deltas while its predecessor keeps serving (join.go).
 //
-// What the ledger cannot see: a change the runtime makes without an event
-// (an update from a plugin's UpdateContainers that the runtime applies is
-// seen as the next event for the container shows it), and an exit that
-// bypasses BlockPluginSync dispatched while SyncFn runs whose effect the
-// runtime stores only after SyncFn read its state. Upstream's Synchronize of
-// a joining plugin has the same window; the next event for the object
-// corrects it.
+// What the ledger cannot see is what a runtime changes without relaying it
+// (moby relays only creation; an exit that bypasses BlockPluginSync may be
+// stored after SyncFn read its state). The comparisons find it: the ledger
+// is used for a takeover only while the last one found no difference
+// (trusted), and otherwise a takeover joins under the gate, as upstream's
+// join does.
 //
 // The ledger is kept while the runtime offers handover (WithPluginHandover,
 // on by default): one clone of the event's object per event.
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -45,7 +55,34 @@ type ledger struct {
 	// order, so that a cursor reads what changed since it without scanning
 	// every object (a switch's hold reads one at 50 000 containers).
 	changed []string
+
+	// gone holds the keys of objects whose removal was relayed, oldest
+	// first in goneOrder, so that a listing the runtime made before it
+	// removed them from its stores does not bring them back. A key is
+	// forgotten once a listing no longer shows it, and the oldest beyond
+	// maxGone are (a runtime lags by one operation, not by thousands).
+	gone      map[string]bool
+	goneOrder []string
+
+	// trusted: the last comparison with SyncFn found no difference, and no
+	// change handed to the runtime since has an unknown outcome (usable).
+	trusted bool
+	// bound is how many objects the ledger may hold before it is no longer
+	// trusted, or, untrusted, dropped until the next seed (note).
+	bound int
+	// epoch counts the drops: a cursor opened before one reads as closed.
+	epoch uint64
 }
+
+const (
+	// maxGone bounds the relayed removals remembered between listings.
+	maxGone = 4096
+	// minLedgerBound is the slack the ledger may grow by beyond twice what
+	// the last listing held.
+	minLedgerBound = 1024
+	// maxSample bounds the differing entries a comparison names.
+	maxSample = 5
+)
 
 // ledgerEntry is the latest state of one pod or container.
 type ledgerEntry struct {
@@ -60,7 +97,22 @@ type ledgerEntry struct {
 type cursor struct {
 	l      *ledger
 	next   uint64
+	epoch  uint64
 	closed bool // guarded by l.mu
+}
+
+// comparison is what comparing the ledger with a SyncFn listing found.
+type comparison struct {
+	done   bool // the ledger held a state to compare
+	differ int  // entries missing, extra or different
+	sample []string
+}
+
+func (c *comparison) add(what, key string) {
+	c.differ++
+	if len(c.sample) < maxSample {
+		c.sample = append(c.sample, what+" "+key)
+	}
 }
 
 func (l *ledger) recording() bool {
@@ -69,26 +121,70 @@ func (l *ledger) recording() bool {
 	return l.kept && l.seeded
 }
 
-// seed records the runtime's state as SyncFn reported it. from is the
-// version read before SyncFn was called: an object an event changed since
-// then keeps what the event said, which is newer.
-func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container) {
+// usable tells whether a takeover may be synchronized from the ledger.
+//
+// The rule: only while the last comparison with SyncFn found no difference.
+// Whether a runtime relays everything the ledger needs is known from what it
+// does, not from a setting: a runtime that relays every change (containerd)
+// compares equal, one that does not (moby relays only creation: removed
+// containers stay) does not, and its takeovers then join under the gate
+// from SyncFn, as upstream's join does. Until the first comparison nothing
+// has shown the ledger exact, so it is not used either.
+func (l *ledger) usable() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.kept && l.seeded && l.trusted
+}
+
+// distrust marks the ledger untrusted until the next comparison finds it
+// exact: a change was handed to the runtime with an unknown outcome.
+func (l *ledger) distrust() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trusted = false
+}
+
+// seed compares the ledger with the runtime's state as SyncFn reported it
+// (if it holds one), then records that state. from is the version read
+// before SyncFn was called: an object an event changed since then keeps
+// what the event said, which is newer.
+//
+// The comparison counts the entries missing from the ledger, extra in it,
+// or different. An entry an event changed after from is newer than the
+// listing, and a listed object whose removal was relayed is the runtime's
+// store lagging behind what it relayed: neither is a difference.
+func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container) comparison {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.kept {
-		return
+		return comparison{}
 	}
+	cmp := comparison{done: l.seeded}
 	if l.objs == nil {
 		l.objs = map[string]*ledgerEntry{}
 	}
 	seen := make(map[string]bool, len(pods)+len(ctrs))
-	// Only what differs is copied: a join under the gate runs this while
-	// runtime operations wait.
+	// One pass compares and copies only what differs: this runs under the
+	// gate, while runtime operations wait.
 	set := func(key string, m proto.Message, entry func() *ledgerEntry) {
 		seen[key] = true
-		old, ok := l.objs[key]
-		if ok && (old.ver > from || !old.removed && proto.Equal(old.msg(), m)) {
+		if l.gone[key] {
 			return
+		}
+		old, ok := l.objs[key]
+		switch {
+		case ok && old.ver > from:
+			return
+		case !ok || old.removed:
+			if cmp.done {
+				cmp.add("missing", key)
+			}
+		case proto.Equal(old.msg(), m):
+			return
+		default:
+			if cmp.done {
+				cmp.add("different", key)
+			}
 		}
 		e := entry()
 		l.bump(key)
@@ -103,10 +199,49 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 	}
 	for key, e := range l.objs {
 		if !seen[key] && !e.removed && e.ver <= from {
+			if cmp.done {
+				cmp.add("extra", key)
+			}
 			l.remove(key)
 		}
 	}
+	if len(l.gone) > 0 {
+		l.goneOrder = slices.DeleteFunc(l.goneOrder, func(key string) bool { return !seen[key] })
+		for key := range l.gone {
+			if !seen[key] {
+				delete(l.gone, key)
+			}
+		}
+	}
+	slices.Sort(cmp.sample)
 	l.seeded = true
+	l.trusted = cmp.done && cmp.differ == 0
+	l.bound = 2*(len(pods)+len(ctrs)) + minLedgerBound
+	return cmp
+}
+
+// forget remembers a relayed removal of key (gone). l.mu is held.
+func (l *ledger) forget(key string) {
+	if l.gone == nil {
+		l.gone = map[string]bool{}
+	}
+	if l.gone[key] {
+		return
+	}
+	l.gone[key] = true
+	l.goneOrder = append(l.goneOrder, key)
+	if len(l.goneOrder) > maxGone {
+		delete(l.gone, l.goneOrder[0])
+		l.goneOrder = l.goneOrder[1:]
+	}
+}
+
+// dropLocked forgets the runtime's state until the next seed: a ledger that
+// outgrew its bound. Open cursors read as closed. l.mu is held.
+func (l *ledger) dropLocked() {
+	l.objs, l.changed = nil, nil
+	l.seeded, l.trusted = false, false
+	l.epoch++
 }
 
 // version is the ledger's current version, for seed.
@@ -142,32 +277,101 @@ func (l *ledger) bump(key string) {
 	}
 }
 
-// note records what an event implies for its object. For CreateContainer,
-// req holds the container as the runtime sent it (not as merging the replies
-// edited it) and rsp the merged adjustment the runtime applies to it; failed
-// tells that the container is not created. The caller holds the
-// adaptation's lock.
-func (l *ledger) note(event api.Event, req any, rsp *api.CreateContainerResponse, failed bool) {
+// note records what an event implies for its object, and the updates of
+// other containers merged into its reply (rsp, nil for events without
+// one), which the runtime applies. For CreateContainer and UpdateContainer,
+// req holds the container, and the resources asked for, as the runtime sent
+// them (merging the replies edits the request in place); failed tells that
+// the runtime does not carry out the operation (the container is not
+// created, not updated). The caller holds the adaptation's lock.
+func (l *ledger) note(event api.Event, req any, rsp any, failed bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.kept || !l.seeded || failed && event == api.Event_CREATE_CONTAINER {
+	if !l.kept || !l.seeded || failed && (event == api.Event_CREATE_CONTAINER || event == api.Event_UPDATE_CONTAINER) {
 		return
 	}
 	key, e := implied(event, req, rsp)
 	switch {
-	case e == nil:
+	case e == nil || l.gone[key]: // ids are never reused
 	case e.removed:
 		l.remove(key)
+		l.forget(key)
 	default:
 		l.bump(key)
 		e.ver = l.ver
 		l.objs[key] = e
 	}
+	if r, ok := rsp.(updating); ok {
+		var others []*api.ContainerUpdate
+		for _, u := range r.GetUpdate() {
+			if u != nil && "ctr/"+u.GetContainerId() != key {
+				others = append(others, u)
+			}
+		}
+		l.applyLocked(others, nil)
+	}
+	// Bounded whatever the runtime relays. A ledger that outgrew twice the
+	// last listing is not known to be exact any more (a runtime that relays
+	// creation but not removal, as moby, grows it so; one that relays both
+	// rarely doubles its node between two listings): the next comparison
+	// tells. One that outgrows that too, untrusted, is dropped until the
+	// next seed (the next registration or join).
+	if len(l.objs) > l.bound {
+		if l.trusted {
+			l.trusted = false
+			l.bound = 2*len(l.objs) + minLedgerBound
+		} else {
+			l.dropLocked()
+		}
+	}
 }
 
+// applied records the updates the adaptation handed the runtime, but those
+// it reported failed, once the runtime applied them.
+func (l *ledger) applied(updates, failed []*api.ContainerUpdate) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.kept && l.seeded {
+		l.applyLocked(updates, failed)
+	}
+}
+
+// applyLocked merges each update's resources into its container as the
+// runtime does (adjust.MergeResources). A container the ledger does not
+// hold, or holds stopped, the runtime does not update either. l.mu is held.
+func (l *ledger) applyLocked(updates, failed []*api.ContainerUpdate) {
+	for _, u := range updates {
+		id := u.GetContainerId()
+		if u == nil || slices.ContainsFunc(failed, func(f *api.ContainerUpdate) bool { return f.GetContainerId() == id }) {
+			continue
+		}
+		key := "ctr/" + id
+		e := l.objs[key]
+		if e == nil || e.ctr == nil || e.ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
+			continue
+		}
+		c := proto.Clone(e.ctr).(*api.Container)
+		adjust.MergeResources(c, u.GetLinux().GetResources())
+		if proto.Equal(c, e.ctr) {
+			continue
+		}
+		l.bump(key)
+		l.objs[key] = &ledgerEntry{ver: l.ver, ctr: c}
+	}
+}
+
+// The replies whose merged result the runtime applies.
+type (
+	adjusting interface {
+		GetAdjust() *api.ContainerAdjustment
+	}
+	updating interface{ GetUpdate() []*api.ContainerUpdate }
+)
+
 // implied is the state an event leaves its object in: a container event
-// sets the container's state; removals leave a tombstone.
-func implied(event api.Event, req any, rsp *api.CreateContainerResponse) (string, *ledgerEntry) {
+// sets the container's state, an update its resources; removals leave a
+// tombstone.
+func implied(event api.Event, req any, rsp any) (string, *ledgerEntry) {
 	if r, ok := req.(interface{ GetContainer() *api.Container }); ok && r.GetContainer() != nil {
 		c := proto.Clone(r.GetContainer()).(*api.Container)
 		key := "ctr/" + c.GetId()
@@ -176,10 +380,27 @@ func implied(event api.Event, req any, rsp *api.CreateContainerResponse) (string
 			// The container as the runtime reports it once created with
 			// the merged adjustment. An adjustment the runtime's generator
 			// rejects fails the creation: there is no container.
-			if err := adjust.Apply(c, rsp.GetAdjust()); err != nil {
-				return "", nil
+			if a, ok := rsp.(adjusting); ok {
+				if err := adjust.Apply(c, a.GetAdjust()); err != nil {
+					return "", nil
+				}
 			}
 			c.State = api.ContainerState_CONTAINER_CREATED
+		case api.Event_UPDATE_CONTAINER:
+			// The runtime applies the resources plugins merged for the
+			// container if they changed them, else those it asked for.
+			var res *api.LinuxResources
+			if u, ok := req.(interface{ GetLinuxResources() *api.LinuxResources }); ok {
+				res = u.GetLinuxResources()
+			}
+			if r, ok := rsp.(updating); ok {
+				for _, u := range r.GetUpdate() {
+					if u != nil && u.GetContainerId() == c.GetId() {
+						res = u.GetLinux().GetResources()
+					}
+				}
+			}
+			adjust.MergeResources(c, res)
 		case api.Event_POST_CREATE_CONTAINER:
 			c.State = api.ContainerState_CONTAINER_CREATED
 		case api.Event_START_CONTAINER, api.Event_POST_START_CONTAINER:
@@ -247,7 +468,7 @@ func (l *ledger) openCursor() *cursor {
 
 func (l *ledger) openLocked() *cursor {
 	l.open++
-	return &cursor{l: l, next: l.ver + 1}
+	return &cursor{l: l, next: l.ver + 1, epoch: l.epoch}
 }
 
 // close releases the cursor; tombstones go with the last one.
@@ -279,7 +500,7 @@ func (c *cursor) since() (d *delta, ok bool) {
 	l := c.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c.closed {
+	if c.closed || c.epoch != l.epoch {
 		return nil, false
 	}
 	d = &delta{}
@@ -309,4 +530,67 @@ func (c *cursor) since() (d *delta, ok bool) {
 	c.next = l.ver + 1
 	d.sort()
 	return d, true
+}
+
+// reseed compares the ledger with what SyncFn returned, says what differs
+// (the log and LedgerMetrics), and records the listing. It runs inside a
+// SyncCB, under the sync gate; from is the ledger's version read before
+// SyncFn was called.
+func (r *Adaptation) reseed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container) {
+	c := r.ledger.seed(from, pods, ctrs)
+	if !c.done {
+		return
+	}
+	if c.differ == 0 {
+		r.log.Infof(r.ctx, "ledger compared with SyncFn: 0 differ")
+	} else {
+		r.log.Warnf(r.ctx, "ledger compared with SyncFn: %d differ (%s); takeovers join under the sync gate until a comparison finds none",
+			c.differ, strings.Join(c.sample, ", "))
+	}
+	if m, ok := r.metrics.(LedgerMetrics); ok {
+		m.RecordLedgerComparison(c.differ)
+	}
+}
+
+// checkWait bounds how long checkLedger's caller waits for the comparison.
+// Once the gate is taken, a hold queued meanwhile (an instance lost, a
+// switch) can keep out an event that holds the runtime's own lock, which
+// SyncFn takes; that hold may be waiting for the caller. The comparison
+// goes on without the caller then, holding the gate until SyncFn returns.
+const checkWait = 500 * time.Millisecond
+
+// checkLedger compares the ledger with SyncFn, and reseeds it, if the sync
+// gate can be taken at once and no hold is queued (while one is, an event
+// waiting for it may hold the runtime's lock, which SyncFn takes): it never
+// waits for the runtime's operations, and calls SyncFn only under the gate,
+// as everywhere. It is called before a takeover would be synchronized from
+// the ledger, where a join would cost a SyncFn call anyway, and by a
+// registration that finds the ledger dropped.
+func (r *Adaptation) checkLedger(ctx context.Context) {
+	if !r.handover || !r.hold.idle() || !r.syncGate.TryLock() {
+		return
+	}
+	from := r.ledger.version()
+	done := make(chan struct{})
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(done)
+		defer r.syncGate.Unlock()
+		err := r.callSyncFn(r.ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+			r.reseed(from, pods, ctrs)
+			return nil, nil
+		})
+		if err != nil && r.ctx.Err() == nil {
+			r.log.Warnf(r.ctx, "failed to compare the ledger with SyncFn: %v", err)
+		}
+	}()
+	t := time.NewTimer(checkWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		r.log.Infof(ctx, "comparing the ledger with SyncFn takes longer than %v: going on without it", checkWait)
+	case <-ctx.Done():
+	}
 }

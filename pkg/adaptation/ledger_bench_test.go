@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/internal/adjust"
 )
 
 // gateWaits records how long runtime operations waited for each handover.
@@ -75,9 +78,18 @@ func BenchmarkTakeoverCommit(b *testing.B) {
 					for range 3 { // a few containers created during phase 1
 						created++
 						c := &api.Container{Id: "new" + strconv.Itoa(created), PodSandboxId: pod.Id}
-						if _, err := r.CreateContainer(context.Background(), &CreateContainerRequest{Pod: pod, Container: c}); err != nil {
+						rsp, err := r.CreateContainer(context.Background(), &CreateContainerRequest{Pod: pod, Container: proto.Clone(c).(*api.Container)})
+						if err != nil {
 							b.Error(err)
 						}
+						// The runtime lists it as created, so that the
+						// ledger compares equal with SyncFn and the
+						// takeovers stay from the ledger.
+						_ = adjust.Apply(c, rsp.GetAdjust())
+						c.State = api.ContainerState_CONTAINER_CREATED
+						rt.mu.Lock()
+						rt.containers = append(rt.containers, c)
+						rt.mu.Unlock()
 					}
 				}
 				f.connect(b, sock)
@@ -100,6 +112,37 @@ func BenchmarkTakeoverCommit(b *testing.B) {
 			slices.Sort(waits)
 			b.ReportMetric(float64(waits[len(waits)/2].Microseconds()), "gate-p50-µs")
 			b.ReportMetric(float64(waits[len(waits)-1].Microseconds()), "gate-max-µs")
+		})
+	}
+}
+
+// BenchmarkLedgerCheck measures a comparison of the ledger with SyncFn taken
+// when the sync gate is free (checkLedger, before a takeover from the
+// ledger): one iteration is how long runtime operations that arrive meanwhile
+// wait for the gate, on nodes of 1 000 to 50 000 containers.
+func BenchmarkLedgerCheck(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		b.Run(fmt.Sprintf("ctrs=%d", n), func(b *testing.B) {
+			rt := newFakeRuntime()
+			for i := range n / 10 {
+				rt.pods = append(rt.pods, &api.PodSandbox{Id: "p" + strconv.Itoa(i), Name: "pod", Namespace: "default"})
+			}
+			for i := range n {
+				rt.containers = append(rt.containers, &api.Container{Id: "c" + strconv.Itoa(i),
+					PodSandboxId: "p" + strconv.Itoa(i%(n/10)), Name: "ctr", State: api.ContainerState_CONTAINER_RUNNING,
+					Annotations: map[string]string{"io.kubernetes.pod.name": "pod"}, Env: []string{"A=1", "B=2"}})
+			}
+			m := &ledgerComparisons{}
+			r, _ := startRuntime(b, rt, WithMetrics(m))
+			defer r.Stop()
+			b.ResetTimer()
+			for range b.N {
+				r.checkLedger(context.Background())
+			}
+			b.StopTimer()
+			if counts := m.all(); len(counts) != b.N || slices.ContainsFunc(counts, func(n int) bool { return n != 0 }) {
+				b.Fatalf("comparisons %v", counts)
+			}
 		})
 	}
 }

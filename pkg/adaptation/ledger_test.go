@@ -2,7 +2,10 @@ package adaptation
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,9 +257,159 @@ func TestLedgerCreatedContainerIsTheRuntimes(t *testing.T) {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// removals counts the relayed removals remembered, for tests.
+func (l *ledger) removals() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.gone)
+}
+
 // cursors counts the open cursors, for tests.
 func (l *ledger) cursors() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.open
+}
+
+// A comparison with a listing counts what is missing from the ledger, extra
+// in it, or different, but neither an object an event changed after the
+// listing began nor one whose removal was relayed; only a comparison that
+// found nothing makes the ledger usable for a takeover.
+func TestLedgerComparisonCountsWhatDiffers(t *testing.T) {
+	j := ledger{kept: true}
+	c := func(id string, st api.ContainerState) *api.Container {
+		return &api.Container{Id: id, PodSandboxId: "p1", State: st}
+	}
+	running, stopped := api.ContainerState_CONTAINER_RUNNING, api.ContainerState_CONTAINER_STOPPED
+	if cmp := j.seed(0, nil, []*api.Container{c("same", running), c("differs", running), c("extra", running),
+		c("removed", running), c("changed", running)}); cmp.done || j.usable() {
+		t.Fatalf("the first seed compared (%+v) or made the ledger usable: nothing was compared", cmp)
+	}
+	j.note(api.Event_REMOVE_CONTAINER, &api.RemoveContainerRequest{Container: c("removed", stopped)}, nil, false)
+	from := j.version()
+	j.note(api.Event_STOP_CONTAINER, &api.StopContainerRequest{Container: c("changed", running)}, nil, false)
+	cmp := j.seed(from, nil, []*api.Container{c("same", running), c("differs", stopped), c("missing", running),
+		c("removed", stopped), c("changed", running)})
+	want := []string{"different ctr/differs", "extra ctr/extra", "missing ctr/missing"}
+	if !cmp.done || cmp.differ != 3 || !slices.Equal(cmp.sample, want) {
+		t.Errorf("comparison %+v; want 3 differing: %v", cmp, want)
+	}
+	if j.usable() {
+		t.Error("the ledger is usable after a comparison found differences")
+	}
+	_, ctrs, _ := j.state()
+	var ids []string
+	for _, x := range ctrs {
+		ids = append(ids, x.Id)
+	}
+	if want := []string{"changed", "differs", "missing", "same"}; !slices.Equal(ids, want) {
+		t.Errorf("reseeded to %v; want %v (the relayed removal stays removed)", ids, want)
+	}
+	if cmp := j.seed(j.version(), nil, ctrs); cmp.differ != 0 || !j.usable() {
+		t.Errorf("comparison with the same listing: %+v, usable %v; want 0 differing, usable", cmp, j.usable())
+	}
+	if j.removals() != 0 {
+		t.Errorf("%d removals remembered after a listing without them", j.removals())
+	}
+	j.distrust()
+	if j.usable() {
+		t.Error("usable after an update whose outcome is unknown")
+	}
+}
+
+// A relayed removal is not undone by a listing made before the runtime's
+// stores changed (CRI-O), with no cursor open to keep a tombstone; the
+// removals remembered stay bounded between listings.
+func TestLedgerRelayedRemovalStands(t *testing.T) {
+	j := ledger{kept: true}
+	c1 := &api.Container{Id: "c1", PodSandboxId: "p1", State: api.ContainerState_CONTAINER_STOPPED}
+	j.seed(0, nil, []*api.Container{c1})
+	j.note(api.Event_REMOVE_CONTAINER, &api.RemoveContainerRequest{Container: c1}, nil, false)
+	j.seed(j.version(), nil, []*api.Container{c1})
+	if _, ctrs, _ := j.state(); len(ctrs) != 0 {
+		t.Fatalf("a listing brought back %v, whose removal was relayed", ctrs)
+	}
+	for i := range maxGone + 10 {
+		id := "x" + strconv.Itoa(i)
+		j.note(api.Event_REMOVE_CONTAINER, &api.RemoveContainerRequest{Container: &api.Container{Id: id}}, nil, false)
+	}
+	if n := j.removals(); n != maxGone {
+		t.Errorf("%d removals remembered; want at most %d", n, maxGone)
+	}
+}
+
+// The comparison taken when the gate is free is not made while a hold is
+// queued (an event waiting for the hold may hold the runtime's lock, which
+// SyncFn takes), and its caller does not wait for a SyncFn that blocks: the
+// gate stays held until SyncFn returns.
+func TestLedgerCheckNeverStallsItsCaller(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	var block atomic.Bool
+	r, err := New("test-runtime", "v0", func(ctx context.Context, cb SyncCB) error {
+		calls.Add(1)
+		if block.Load() {
+			<-release
+		}
+		_, err := cb(ctx, nil, nil)
+		return err
+	}, func(context.Context, []*ContainerUpdate) ([]*ContainerUpdate, error) { return nil, nil }, WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	r.ledger.seed(0, nil, nil)
+
+	held := r.hold.enqueue()
+	r.checkLedger(context.Background())
+	if n := calls.Load(); n != 0 {
+		t.Errorf("SyncFn called %d times while a hold was queued", n)
+	}
+	r.release(held)
+
+	block.Store(true)
+	r.checkLedger(context.Background()) // returns while SyncFn blocks
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("SyncFn called %d times; want 1", n)
+	}
+	if r.syncGate.TryLock() {
+		r.syncGate.Unlock()
+		t.Error("the gate was free while SyncFn ran")
+	}
+	close(release)
+	eventually(t, func() bool {
+		if r.syncGate.TryLock() {
+			r.syncGate.Unlock()
+			return true
+		}
+		return false
+	}, "the gate released once SyncFn returned")
+}
+
+// What the runtime applied of updates whose UpdateFn failed is unknown: the
+// ledger is not used for a takeover until a comparison finds it exact.
+func TestLedgerDistrustedWhenUpdateFnFails(t *testing.T) {
+	c1 := &api.Container{Id: "c1", PodSandboxId: "p1", State: api.ContainerState_CONTAINER_RUNNING}
+	r, err := New("test-runtime", "v0", func(ctx context.Context, cb SyncCB) error {
+		_, err := cb(ctx, nil, []*api.Container{c1})
+		return err
+	}, func(context.Context, []*ContainerUpdate) ([]*ContainerUpdate, error) {
+		return nil, errors.New("the runtime's store is gone")
+	}, WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	r.ledger.seed(0, nil, []*api.Container{c1})
+	r.ledger.seed(r.ledger.version(), nil, []*api.Container{c1})
+	if !r.ledger.usable() {
+		t.Fatal("not usable after a comparison found no difference")
+	}
+	u := &api.ContainerUpdate{ContainerId: "c1", Linux: &api.LinuxContainerUpdate{Resources: &api.LinuxResources{Cpu: &api.LinuxCPU{Cpus: "0-1"}}}}
+	if _, err := r.updateContainers(context.Background(), []*ContainerUpdate{u}); err == nil {
+		t.Fatal("UpdateFn's error was not returned")
+	}
+	if r.ledger.usable() {
+		t.Error("the ledger is used after an update with an unknown outcome")
+	}
 }

@@ -15,8 +15,10 @@ import (
 // a join. Writers get in first come, first served, so plugins are
 // synchronized in the order they finished registering.
 //
-// Only a join under the gate (join.go) and Start take the write side: a
-// takeover from the ledger never waits for the runtime's operations.
+// Only a join under the gate (join.go) and Start wait for the write side;
+// a comparison of the ledger with SyncFn takes it only if that needs no
+// wait (TryLock, checkLedger): a takeover from the ledger never waits for
+// the runtime's operations.
 type syncGate struct {
 	mu      sync.Mutex
 	readers int
@@ -119,6 +121,18 @@ func (g *syncGate) Lock(ctx context.Context) error {
 	g.writer = true
 	g.mu.Unlock()
 	return nil
+}
+
+// TryLock takes the gate exclusively if that needs no wait: no runtime
+// operation holds it and no writer holds or waits for it.
+func (g *syncGate) TryLock() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.writer || g.readers > 0 || len(g.queue) > 0 {
+		return false
+	}
+	g.writer = true
+	return true
 }
 
 // Unlock releases the exclusive hold.

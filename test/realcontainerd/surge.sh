@@ -82,6 +82,7 @@ rm -rf "$R"/nri-plugins/* "$R"/v*.log "$R"/v*.stderr "$R"/v*.ready "$R"/up-*.jso
 # The hooks of the scenario (../realruntime/scenario.sh).
 RUNTIME=containerd
 RUNTIME_LOG=$R/containerd.log
+LEDGER_EXACT=1 # containerd relays every change: the ledger compares equal
 START_TITLE="start containerd (built on our NRI)"
 UNIT=pod
 T_DELETED="its pod is deleted" T_EXIT2=" (the kubelet restarts it)" T_FRESH=", all its own or its predecessors'"

@@ -477,6 +477,7 @@ fi
 want s1 && want s2 && want s3 && want c && (cd "$REPO" && go run ./test/realkube/timeline -ev "$R/ev" -containerd-log "$R/containerd.log" -scenarios s1,s2,s3,c \
 	-titles 's1=Rollout v1 → v2 under load (containerd on this module),s2=kubectl rollout undo,s3=kill -9 of the active instance; then the new pod deleted while a candidate,c=Control: the same rollout on stock containerd v2.4.2 (upstream NRI)' \
 	-o "$R/kubernetes-rollout.svg") && echo "  timeline: $R/kubernetes-rollout.svg"
+check_ledger containerd "$R/containerd.log" 1
 summary
 rc=$?
 results_close "$([ $rc = 0 ] && echo passed || echo failed)"

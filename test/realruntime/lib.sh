@@ -35,6 +35,25 @@ wait_for() {
 # summary: the last line of a run, "N passed, N failed"; the exit status.
 PASSED=0
 pass() { echo "PASS: $*"; PASSED=$((PASSED + 1)); }
+# ledger_counts LOG: the number of differing entries each comparison of the
+# adaptation's ledger with SyncFn found, in LOG's order, space-separated.
+ledger_counts() {
+	sed -n 's/.*ledger compared with SyncFn: \([0-9]*\) differ.*/\1/p' "$1" 2>/dev/null | tr '\n' ' ' | sed 's/ $//'
+}
+# all_zero "N N ...": at least one count, and every one 0.
+all_zero() { [ -n "$1" ] && ! grep -qvx 0 <<<"$(tr ' ' '\n' <<<"$1")"; }
+# check_ledger NAME LOG EXACT: print what every comparison of the ledger with
+# SyncFn in LOG found; with EXACT=1 (a runtime that relays every change, as
+# containerd does) every one must have found 0 differing entries.
+check_ledger() {
+	local counts
+	counts=$(ledger_counts "$2")
+	echo "  $1: ledger compared with SyncFn, entries differing at each comparison: ${counts:-no comparison}"
+	result "${PART:-all}.ledger-differing" "$(tr ' ' '\n' <<<"$counts" | awk '{s += $1} END {print s + 0}')"
+	if [ "$3" = 1 ]; then
+		expect "$1: every comparison of the ledger with SyncFn found 0 differing entries (${counts:-none made})" all_zero "$counts"
+	fi
+}
 # With a results file open (results.sh), PART's counts go into it.
 summary() {
 	echo "$PASSED passed, $FAILED failed"

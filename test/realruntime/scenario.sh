@@ -50,6 +50,10 @@
 #   v1_checks_pre, v1_checks_post, v4r_checks   (optional) the runtime's own
 #                       checks in step 1, and in step 6 after v4 restarted
 #   T_DELETED, T_EXIT2, T_FRESH    the wording of a few titles
+#   LEDGER_EXACT        1 if the runtime relays every change it makes
+#                       (containerd): every comparison of the adaptation's
+#                       ledger with SyncFn in RUNTIME_LOG must find 0
+#                       differing entries; otherwise they are only printed
 #   LOGS_HINT           where to look when a check failed
 
 declare -A PID=() STAMP=() WANT=()
@@ -128,24 +132,37 @@ run_scenario() {
 	# 5a: in its full synchronization, which runs while v3 keeps serving.
 	start_instance v4a uid-v4 4 2.1.0 -hold-sync "$R/hold-v4a"
 	expect "v4 (1st run): holds in its full synchronization" wait_for 30 has "$R/v4a.log" 'msg="test: holding synchronization round" round=full$'
-	local n
-	n=$(rt_mark)
-	expect "v3: ${UNIT}s keep being created while v4 synchronizes" rt_past "$n"
+	local n gated=""
+	# Where the adaptation's ledger did not compare equal with SyncFn (a
+	# runtime that does not relay every change: moby), a takeover joins under
+	# the sync gate, as upstream's join does: operations wait for it, and it
+	# has no catch-up round to be killed in.
+	if has "$RUNTIME_LOG" 'instance uid-v4 .*joins under the sync gate'; then
+		gated=1
+		pass "v4 (1st run): joins under the sync gate: the ledger did not compare equal with SyncFn on $RUNTIME (differing at each comparison: $(ledger_counts "$RUNTIME_LOG"))"
+	else
+		n=$(rt_mark)
+		expect "v3: ${UNIT}s keep being created while v4 synchronizes" rt_past "$n"
+	fi
 	killed_in v4a full
-	# 5b: in its catch-up round: v4 synchronized, a container was created
-	# since, and the runtime holds its sync gate to bring v4 up to date
-	# before the switch.
-	start_instance v4b uid-v4 4 2.1.0 -hold-sync "$R/hold-v4b"
-	expect "v4 (2nd run): holds in its full synchronization" wait_for 30 has "$R/v4b.log" 'msg="test: holding synchronization round" round=full$'
-	n=$(rt_mark)
-	expect "v3: a $UNIT created after v4's snapshot" rt_past "$n"
-	touch "$R/hold-v4b.full"
-	expect "v4 (2nd run): synchronized, holds in its delta round under the sync gate" \
-		wait_for 30 has "$R/v4b.log" 'msg="test: holding synchronization round" round=delta$'
-	round v4b "taking over" || true
-	expect "v4 (2nd run): its full round skipped all $CONTAINERS containers, v3's and its predecessors' (mine $MINE, unstamped $UNSTAMPED)" \
-		bash -c "[ '$FROM' = 1.0.0/uid-v3 ] && [ '$MINE' = 0 ] && [ '$UNSTAMPED' = 0 ] && [ '$SKIPPED' = '$CONTAINERS' ]"
-	killed_in v4b delta
+	if [ -n "$gated" ]; then
+		echo "  5b: not applicable on $RUNTIME: a takeover under the sync gate has no catch-up round"
+	else
+		# 5b: in its catch-up round: v4 synchronized, a container was created
+		# since, and the runtime holds its sync gate to bring v4 up to date
+		# before the switch.
+		start_instance v4b uid-v4 4 2.1.0 -hold-sync "$R/hold-v4b"
+		expect "v4 (2nd run): holds in its full synchronization" wait_for 30 has "$R/v4b.log" 'msg="test: holding synchronization round" round=full$'
+		n=$(rt_mark)
+		expect "v3: a $UNIT created after v4's snapshot" rt_past "$n"
+		touch "$R/hold-v4b.full"
+		expect "v4 (2nd run): synchronized, holds in its delta round under the sync gate" \
+			wait_for 30 has "$R/v4b.log" 'msg="test: holding synchronization round" round=delta$'
+		round v4b "taking over" || true
+		expect "v4 (2nd run): its full round skipped all $CONTAINERS containers, v3's and its predecessors' (mine $MINE, unstamped $UNSTAMPED)" \
+			bash -c "[ '$FROM' = 1.0.0/uid-v3 ] && [ '$MINE' = 0 ] && [ '$UNSTAMPED' = 0 ] && [ '$SKIPPED' = '$CONTAINERS' ]"
+		killed_in v4b delta
+	fi
 	stop_loop s5
 	stop_watch
 	expect "v3: ready throughout both kills ($(wc -l <"$R/gaps-v3") gaps)" [ ! -s "$R/gaps-v3" ]
@@ -212,6 +229,7 @@ run_scenario() {
 		expect "no panic in $(basename "$f")" bash -c "! grep -iE 'panic|fatal' '$f'"
 	done
 	expect "$RUNTIME: no panic" bash -c "! grep -iE 'panic' '$RUNTIME_LOG'"
+	check_ledger "$RUNTIME" "$RUNTIME_LOG" "${LEDGER_EXACT:-0}"
 
 	[ "$FAILED" = 0 ] || echo "== logs in $R: $LOGS_HINT"
 	summary

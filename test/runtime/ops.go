@@ -47,6 +47,29 @@ func stamped(seq uint64, pod *api.PodSandbox, ctr *api.Container) (*api.PodSandb
 	return pod, ctr
 }
 
+// keepStamp stores the sequence number of the event just relayed for a pod
+// (or a container) in the pod (or container) the runtime keeps, if it keeps
+// it: as a real runtime's, the state SyncFn lists is what the last event
+// about the object showed, and the adaptation's ledger, which records the
+// events, compares equal with it.
+func (r *Runtime) keepStamp(seq uint64, pod, ctr string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var annotations *map[string]string
+	if p, ok := r.pods[pod]; ok && ctr == "" {
+		annotations = &p.Annotations
+	} else if c, ok := r.ctrs[ctr]; ok {
+		annotations = &c.Annotations
+	}
+	if annotations == nil {
+		return
+	}
+	if *annotations == nil {
+		*annotations = map[string]string{}
+	}
+	(*annotations)[SeqAnnotation] = strconv.FormatUint(seq, 10)
+}
+
 func (r *Runtime) podOf(id string) (*api.PodSandbox, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -75,7 +98,9 @@ func (r *Runtime) ctrOf(id string) (*api.PodSandbox, *api.Container, error) {
 func (r *Runtime) podEvent(ev api.Event, pod *api.PodSandbox, call func(*api.PodSandbox) error) error {
 	seq, slot := r.begin(ev, pod.Id, "")
 	p, _ := stamped(seq, pod, nil)
-	if err := r.finish(slot, call(p)); err != nil {
+	err := r.finish(slot, call(p))
+	r.keepStamp(seq, pod.Id, "")
+	if err != nil {
 		return fmt.Errorf("%s of pod %q: %w", ev, pod.Id, err)
 	}
 	return nil
@@ -85,7 +110,9 @@ func (r *Runtime) podEvent(ev api.Event, pod *api.PodSandbox, call func(*api.Pod
 func (r *Runtime) ctrEvent(ev api.Event, pod *api.PodSandbox, ctr *api.Container, call func(*api.PodSandbox, *api.Container) error) error {
 	seq, slot := r.begin(ev, pod.Id, ctr.Id)
 	p, c := stamped(seq, pod, ctr)
-	if err := r.finish(slot, call(p, c)); err != nil {
+	err := r.finish(slot, call(p, c))
+	r.keepStamp(seq, "", ctr.Id)
+	if err != nil {
 		return fmt.Errorf("%s of container %q: %w", ev, ctr.Id, err)
 	}
 	return nil
