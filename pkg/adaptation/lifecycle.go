@@ -91,6 +91,9 @@ func (g *registry) move(p *plugin, s *slot, to instanceState) {
 		panic(fmt.Sprintf("nri: plugin %s moved from %s to %s", p.name(), from, to))
 	}
 	wasActive := from == stateActive
+	if from == stateCandidate {
+		s.candidateLeft(g.r)
+	}
 	switch {
 	case from == stateCandidate && s.candidate == p:
 		s.candidate = nil
@@ -143,9 +146,6 @@ func (g *registry) remove(p *plugin) {
 		return
 	}
 	wasActive := p.state == stateActive
-	if p.state == stateCandidate {
-		s.releaseReserved(g.r)
-	}
 	g.move(p, s, stateGone)
 	if s.group != "" {
 		g.groupLost(s)
@@ -169,8 +169,15 @@ func (g *registry) remove(p *plugin) {
 	}
 }
 
-// releaseReserved ends a hold reserved for the slot's candidate. g.mu is held.
-func (s *slot) releaseReserved(r *Adaptation) {
+// candidateLeft ends what the slot kept for its candidate, which left its
+// state (active, displaced, gone): a hold reserved for it is released, and
+// its switch's ticket, which its own switch releases, is no longer the one
+// a loss urges (a stale one would end at once and let events reach
+// nobody while the next candidate joins). A candidate is displaced after
+// its successor took its place, so this runs for whichever candidate
+// leaves: the slot's tickets are never the newcomer's yet. g.mu is held.
+func (s *slot) candidateLeft(r *Adaptation) {
+	s.switching = nil
 	if t := s.reserved; t != nil {
 		s.reserved = nil
 		r.release(t)

@@ -215,9 +215,6 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 		}
 	}
 	for _, q := range sw.optedIn {
-		if q.state == stateCandidate {
-			q.slot.releaseReserved(g.r)
-		}
 		g.move(q, q.slot, stateGone)
 	}
 	g.logOrder(g.plugins)
