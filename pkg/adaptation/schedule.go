@@ -21,6 +21,7 @@ const (
 	pointSyncRound  = "sync-round"
 	pointGate       = "gate"
 	pointSwitch     = "switch"
+	pointSwap       = "swap" // a switch's or reactivation's hold is held; the registry not yet switched
 	pointNotice     = "notice"
 	pointActivate   = "activate"
 	pointGrace      = "grace"      // a grace timer fired

@@ -77,6 +77,7 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 		r.release(t)
 		p.switchHold = time.Since(t.queued)
 	}()
+	r.atFor(pointSwap, p)
 	sw, err := g.swap(p)
 	if err != nil {
 		return nil, err
