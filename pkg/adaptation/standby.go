@@ -154,6 +154,7 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, why string) (u
 	if err != nil {
 		return nil, err
 	}
+	r.hold.switchesTo(t, p)
 	updates, err = g.reactivationRounds(ctx, p, lost, d, takeover, why)
 	if err != nil {
 		p.shutdown(g.syncFailureReason(err), err.Error(), nil)

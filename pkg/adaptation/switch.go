@@ -82,6 +82,7 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	if err != nil {
 		return nil, err
 	}
+	r.hold.switchesTo(t, p)
 	sw.dropStandby()
 	updates, err := g.lastRound(ctx, sw, cur, named)
 	if err == nil {
