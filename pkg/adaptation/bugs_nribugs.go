@@ -9,4 +9,5 @@ var (
 	bugHoldAfterSyncFn       bool
 	bugEventsIgnoreHold      bool
 	bugGenerationVsCandidate bool
+	bugStaleReactivation     bool
 )
