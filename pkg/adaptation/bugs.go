@@ -11,4 +11,5 @@ const (
 	bugEventsIgnoreHold      = false // hold.go: lockDispatch does not wait for holds
 	bugGenerationVsCandidate = false // admission.go: at a switch, the generation rule counts the pending candidate
 	bugStaleReactivation     = false // standby.go: a reactivation runs whatever happened since it was queued
+	bugUpdatesDeferred       = false // hold.go: UpdateContainers during a hold is deferred, answered at once, applied unchecked
 )

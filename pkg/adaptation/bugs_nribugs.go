@@ -10,4 +10,5 @@ var (
 	bugEventsIgnoreHold      bool
 	bugGenerationVsCandidate bool
 	bugStaleReactivation     bool
+	bugUpdatesDeferred       bool
 )

@@ -24,6 +24,7 @@ func TestExploreFindsRevertedFixes(t *testing.T) {
 		{"events do not wait for the hold", &bugEventsIgnoreHold},
 		{"generation rule counts the pending candidate at a switch", &bugGenerationVsCandidate},
 		{"a reactivation runs whatever happened since it was queued", &bugStaleReactivation},
+		{"UpdateContainers during a hold deferred and answered at once", &bugUpdatesDeferred},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			*tc.revert = true

@@ -221,7 +221,7 @@ func (r *Adaptation) release(t *holdTicket) {
 // applyDeferred applies updates kept for a release if their plugin may
 // still update: the switch they were kept across may have superseded it.
 func (r *Adaptation) applyDeferred(d deferredUpdate) {
-	if err := r.reg.mayUpdate(d.p); err != nil {
+	if err := r.reg.mayUpdate(d.p); err != nil && !bugUpdatesDeferred {
 		r.log.Warnf(r.ctx, "dropping %d container updates requested during a plugin switch: %v", len(d.updates), err)
 		return
 	}
@@ -249,10 +249,11 @@ func (r *Adaptation) passHolds(ctx context.Context, p *plugin, updates []*Contai
 	h.next++
 	n := h.next
 	for h.blocks(n) {
-		if h.holding && h.holders[0].to == p {
+		if bugUpdatesDeferred || h.holding && h.holders[0].to == p {
 			h.deferred = append(h.deferred, deferredUpdate{p: p, updates: updates})
 			return true, nil
 		}
+		r.trace(ctx, pointUpdateWait, nil)
 		if err := h.wait(ctx); err != nil {
 			if r.stopping() {
 				return false, errStopped
