@@ -169,13 +169,13 @@ func (g *registry) remove(p *plugin) {
 	}
 }
 
-// candidateLeft ends what the slot kept for its candidate, which left its
-// state (active, displaced, gone): a hold reserved for it is released, and
-// its switch's ticket, which its own switch releases, is no longer the one
-// a loss urges (a stale one would end at once and let events reach
-// nobody while the next candidate joins). A candidate is displaced after
-// its successor took its place, so this runs for whichever candidate
-// leaves: the slot's tickets are never the newcomer's yet. g.mu is held.
+// candidateLeft ends what the slot kept for a candidate that left that state
+// (switched, displaced, gone): a hold reserved for it is released, and its
+// switch's ticket, which its own switch releases, is no longer the one a
+// loss urges: urged, a stale ticket ends at once and lets events reach
+// nobody while the next candidate joins. A displaced candidate leaves after
+// the newcomer took its place, before the newcomer has a ticket. g.mu is
+// held.
 func (s *slot) candidateLeft(r *Adaptation) {
 	s.switching = nil
 	if t := s.reserved; t != nil {
