@@ -156,9 +156,10 @@ soak: explore-soak
 # explore-soak runs the exploration of the real code's interleavings
 # (pkg/adaptation/explore_test.go) deeper than make test does: every
 # configuration, two forced orders, EXPLORE_BUDGET schedules each.
-# explore-power proves that it finds each of issue 30's findings with its
-# fix reverted (-tags nribugs, bugs_nribugs.go), in a schedule that passes
-# with the fix in place; 1 to 3 minutes.
+# explore-power proves that it finds each of issue 30's findings, and those
+# of issue 39 that have a flag, with its fix reverted (-tags nribugs,
+# bugs_nribugs.go), in a schedule that passes with the fix in place; 1 to 3
+# minutes.
 EXPLORE_BUDGET ?= 300
 .PHONY: explore-soak explore-power
 explore-soak:

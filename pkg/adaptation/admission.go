@@ -266,7 +266,6 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 	displaced = s.candidate
 	g.move(p, s, stateCandidate)
 	if displaced != nil {
-		s.releaseReserved(g.r)
 		g.move(displaced, s, stateGone)
 	}
 	if g.policy.grace > 0 && !p.deltaSync() {

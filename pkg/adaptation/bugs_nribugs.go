@@ -9,4 +9,6 @@ var (
 	bugHoldAfterSyncFn       bool
 	bugEventsIgnoreHold      bool
 	bugGenerationVsCandidate bool
+	bugStaleReactivation     bool
+	bugUpdatesDeferred       bool
 )

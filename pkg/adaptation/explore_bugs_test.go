@@ -8,7 +8,7 @@ import (
 )
 
 // TestExploreFindsRevertedFixes proves the exploration's power: with each of
-// issue 30's fixes reverted (bugs_nribugs.go) it finds a schedule that fails,
+// issue 30's and 39's fixes reverted (bugs_nribugs.go) it finds a schedule that fails,
 // and passes with the fix in place.
 // go test -tags nribugs -run TestExploreFindsRevertedFixes ./pkg/adaptation
 func TestExploreFindsRevertedFixes(t *testing.T) {
@@ -23,6 +23,8 @@ func TestExploreFindsRevertedFixes(t *testing.T) {
 		{"join under the gate holds after SyncFn", &bugHoldAfterSyncFn},
 		{"events do not wait for the hold", &bugEventsIgnoreHold},
 		{"generation rule counts the pending candidate at a switch", &bugGenerationVsCandidate},
+		{"a reactivation runs whatever happened since it was queued", &bugStaleReactivation},
+		{"UpdateContainers during a hold deferred and answered at once", &bugUpdatesDeferred},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			*tc.revert = true

@@ -30,8 +30,10 @@ package adaptation
 // its rounds; at most one instance active at every point, and at most one
 // live instance told ACTIVE; no instance that did not crash disconnected as
 // failed (only as superseded, or refused at registration); no event to an
-// opted-in instance not told ACTIVE; SyncFn only under the gate with no
-// operation in flight; no plugin round trip inside a hold while the
+// opted-in instance not told ACTIVE; the UpdateContainers of a predecessor
+// that did not opt in (the update step) answered with what UpdateFn
+// returned, or refused, never with nothing failed before UpdateFn ran;
+// SyncFn only under the gate with no operation in flight; no plugin round trip inside a hold while the
 // adaptation's lock is held; and the schedule ends within its deadline (a
 // wait that only a timeout would end is a hang, reported with the schedule).
 
@@ -59,6 +61,7 @@ type exploreConfig struct {
 	third     bool   // a third instance registers (a step)
 	crash     string // "", "a", "b", "c": which instance crashes (a step)
 	callback  bool   // opted-in instances call UpdateContainers from their ACTIVE handler
+	update    bool   // the predecessor, which did not opt in, calls UpdateContainers (a step)
 }
 
 func (c exploreConfig) String() string {
@@ -77,6 +80,9 @@ func (c exploreConfig) String() string {
 	}
 	if c.callback {
 		s = append(s, "cb")
+	}
+	if c.update {
+		s = append(s, "upd")
 	}
 	return strings.Join(s, ",")
 }
@@ -98,6 +104,8 @@ func parseExploreConfig(s string) (exploreConfig, error) {
 			c.crash = v
 		case "cb":
 			c.callback = true
+		case "upd":
+			c.update = true
 		default:
 			return c, fmt.Errorf("unknown config field %q", f)
 		}
@@ -114,6 +122,9 @@ func (c exploreConfig) steps() []string {
 	}
 	if c.third {
 		s = append(s, "third")
+	}
+	if c.update {
+		s = append(s, "update")
 	}
 	return s
 }
@@ -176,6 +187,7 @@ type explorer struct {
 	relayed    map[string][]string // event key -> instances it was relayed to
 	violations []string
 	gatedStep  int    // the gated step's index, -1 before it runs
+	updateStep int    // the update step's index, -1 before it runs
 	crashing   string // the instance the crash step closes
 }
 
@@ -228,6 +240,11 @@ func (e *explorer) probe(ctx context.Context, point string, p *plugin) {
 		if i, ok := ctx.Value(stepKey{}).(int); ok {
 			e.stepBlocked(i)
 		}
+	case pointUpdateWait: // the same; only the update step waits so
+		e.mu.Lock()
+		i := e.updateStep
+		e.mu.Unlock()
+		e.stepBlocked(i)
 	case pointServed, pointReactivated:
 		e.activity(-1)
 	case pointReactivating: // the registry's lock is held
@@ -458,7 +475,7 @@ const exploreDeadline = 30 * time.Second
 
 // runSchedule runs one schedule of cfg and checks it.
 func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult {
-	e := &explorer{cfg: cfg, gatedStep: -1, counts: map[string]int{}, quiet: make(chan struct{}), blocked: map[int]chan struct{}{},
+	e := &explorer{cfg: cfg, gatedStep: -1, updateStep: -1, counts: map[string]int{}, quiet: make(chan struct{}), blocked: map[int]chan struct{}{},
 		lost: map[string]bool{}, lostC: map[string]chan struct{}{}, fakes: map[string]*exploreFake{}, relayed: map[string][]string{}}
 	close(e.quiet)
 	var res scheduleResult
@@ -507,7 +524,17 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 	if cfg.grace {
 		opts = append(opts, WithStandbyGrace(time.Hour))
 	}
-	r, err = New("test-runtime", "v0", syncFn, rt.update, opts...)
+	// UpdateFn fails the update of container "fail": a plugin that did not
+	// opt in must be answered with that, as upstream answers it.
+	updateFn := func(_ context.Context, u []*api.ContainerUpdate) ([]*api.ContainerUpdate, error) {
+		e.mu.Lock()
+		i := e.updateStep
+		e.mu.Unlock()
+		lockTracked(e, i, rt.nriMu)
+		defer rt.nriMu.Unlock()
+		return slices.DeleteFunc(slices.Clone(u), func(x *api.ContainerUpdate) bool { return x.GetContainerId() != "fail" }), nil
+	}
+	r, err = New("test-runtime", "v0", syncFn, updateFn, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -588,9 +615,14 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 		e.mu.Lock()
 		e.blocked[i] = blocked
 		e.mu.Unlock()
-		if name == "gated" {
+		switch name {
+		case "gated":
 			e.mu.Lock()
 			e.gatedStep = i
+			e.mu.Unlock()
+		case "update":
+			e.mu.Lock()
+			e.updateStep = i
 			e.mu.Unlock()
 		}
 		ctx := context.WithValue(context.Background(), stepKey{}, i)
@@ -650,6 +682,14 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 				f.close()
 				if lostC != nil {
 					<-lostC // bounded by the schedule's deadline: Stop closes it
+				}
+			case "update":
+				rpl, uerr := a.runtime.UpdateContainers(ctx, &api.UpdateContainersRequest{
+					Update: []*api.ContainerUpdate{{ContainerId: "c0"}, {ContainerId: "fail"}},
+				})
+				failed := slices.ContainsFunc(rpl.GetFailed(), func(x *api.ContainerUpdate) bool { return x.GetContainerId() == "fail" })
+				if !a.opted && uerr == nil && !failed {
+					e.violate("a, which did not opt in, was answered %v and no error, not what UpdateFn returned", rpl.GetFailed())
 				}
 			case "third":
 				if err := e.connect(c, sock, make(chan struct{})); err != nil {
@@ -838,6 +878,13 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 	if n > 1 {
 		fail("%d live instances told ACTIVE last", n)
 	}
+	// Disconnects in progress end first, so that the notice each one sends
+	// (a refused reactivation's, say) is read below.
+	for _, p := range r.reg.tracked() {
+		if p.isClosed() && !wait(p.doneC, "a disconnect ending") {
+			return res
+		}
+	}
 	// Only a crash fails an instance here: one that did not crash is
 	// disconnected only as superseded or refused at registration. One shut
 	// down as failed (a standby whose reactivation was refused, say) is an
@@ -912,7 +959,8 @@ func quietLogger() Logger {
 
 // exploreConfigs are the configurations explored: every predecessor kind and
 // successor kind, standby on and off, a third instance or not, each crash,
-// and the ACTIVE handler's callback. The richest environments come first (a
+// the ACTIVE handler's callback, and a predecessor written for upstream
+// that sends UpdateContainers. The richest environments come first (a
 // standby, a third instance, a crash): a search that stops at its first
 // finding (explore_bugs_test.go) reaches the states that need them, which
 // a simpler configuration cannot, before it has spent its budget on every
@@ -930,6 +978,9 @@ func exploreConfigs() []exploreConfig {
 					for _, pred := range []string{"legacy", "opted", "delta"} {
 						for _, succDelta := range []bool{true, false} {
 							cs = append(cs, exploreConfig{pred: pred, succDelta: succDelta, grace: grace, third: third, crash: crash, callback: cb})
+							if pred == "legacy" && !cb {
+								cs = append(cs, exploreConfig{pred: pred, succDelta: succDelta, grace: grace, third: third, crash: crash, update: true})
+							}
 						}
 					}
 				}
@@ -1000,6 +1051,11 @@ var pinnedSchedules = []string{
 	// over from b: the switch left a standing by outside its slot, so when
 	// c was lost nobody served (swap now retires the earlier standby).
 	"pred=delta,succ=full,grace,third,crash=c|crash@switch@b#2",
+	// b, active with a standing by, crashed while c's switch held the
+	// dispatch before its swap: a's reactivation, queued behind c's hold,
+	// ran after c completed its switch and swapped a back in (issue 39,
+	// finding 5; now dropped).
+	"pred=delta,succ=delta,grace,third,crash=b|crash@swap@c#1",
 }
 
 // TestExplore explores the schedules of every configuration: in make test a

@@ -304,6 +304,8 @@ type fakeRuntime struct {
 	// takes its NRI mutex there; a test holds it around an event as
 	// containerd does.
 	nriMu *sync.Mutex
+	// fail, if set, picks the updates UpdateFn reports failed.
+	fail func([]*api.ContainerUpdate) []*api.ContainerUpdate
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -331,6 +333,9 @@ func (rt *fakeRuntime) update(_ context.Context, u []*api.ContainerUpdate) ([]*a
 		defer rt.nriMu.Unlock()
 	}
 	rt.updates <- u
+	if rt.fail != nil {
+		return rt.fail(u), nil
+	}
 	return nil, nil
 }
 

@@ -14,10 +14,15 @@ package adaptation
 // trip bounded by the request timeout and none under the adaptation's lock,
 // and releases. The events kept out meanwhile wait for that work alone.
 //
-// While the hold is queued or held the runtime's own lock may be taken by an
-// event that waits for it (containerd takes its NRI mutex before relaying),
-// so an UpdateContainers from any plugin is not passed to the runtime then:
-// it is deferred to the release (runtime_service.go).
+// A plugin's UpdateContainers passes the holds as an event does (passHolds):
+// while a hold is queued or held the runtime's own lock, which UpdateFn
+// takes, may be held by an event that waits for it (containerd takes its
+// NRI mutex before relaying), and the switch may change who may update. So
+// the call waits for the holds queued before it, is checked again, and only
+// then reaches UpdateFn, whose answer is the reply, as upstream's is. The one
+// exception is the instance a held hold switches to: the holder waits on its
+// replies (its round, its ACTIVE notice), which may be what calls, so its
+// updates are kept for the release and checked again then.
 
 import (
 	"context"
@@ -50,6 +55,7 @@ type holdTicket struct {
 	id     uint64
 	urgent bool
 	queued time.Time // events arriving from then on wait for its release
+	to     *plugin   // the instance it switches to, once swapped: the holder waits on its replies
 }
 
 type deferredUpdate struct {
@@ -174,6 +180,15 @@ func (r *Adaptation) acquire(ctx context.Context, t *holdTicket) error {
 	return nil
 }
 
+// switchesTo records that the held t switched to p, whose requests the
+// holder now waits on.
+func (h *hold) switchesTo(t *holdTicket, p *plugin) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t.to = p
+	h.broadcast()
+}
+
 // release ends t's hold (or takes it out of the queue) and applies the
 // updates deferred meanwhile, once nobody holds.
 func (r *Adaptation) release(t *holdTicket) {
@@ -198,7 +213,7 @@ func (r *Adaptation) release(t *holdTicket) {
 	go func() {
 		defer r.wg.Done()
 		for _, d := range deferred {
-			r.reg.applyUpdates(r.ctx, d.p, d.updates)
+			r.applyDeferred(d)
 		}
 	}()
 }
@@ -210,16 +225,50 @@ func (h *hold) idle() bool {
 	return len(h.holders) == 0
 }
 
-// deferUpdate keeps a plugin's updates for the release if a hold is queued
-// or held, and tells whether it did.
-func (h *hold) deferUpdate(p *plugin, updates []*ContainerUpdate) bool {
+// applyDeferred applies updates kept for a release if their plugin may
+// still update: the switch they were kept across may have superseded it.
+func (r *Adaptation) applyDeferred(d deferredUpdate) {
+	if err := r.reg.mayUpdate(d.p); err != nil && !bugUpdatesDeferred {
+		r.log.Warnf(r.ctx, "dropping %d container updates requested during a plugin switch: %v", len(d.updates), err)
+		return
+	}
+	failed, err := r.updateContainers(r.ctx, d.updates)
+	if err != nil || len(failed) > 0 {
+		r.log.Warnf(r.ctx, "runtime failed to apply %d of %d updates plugin %s requested during its switch: %v",
+			len(failed), len(d.updates), d.p.name(), err)
+	}
+}
+
+// passHolds lets a plugin's UpdateContainers pass the holds: it waits, as an
+// event does, for the holds queued before it and any urgent one, without
+// keeping a holder waiting for it, bounded by the request timeout and by
+// Stop. The instance a held hold switches to cannot wait for the release it
+// holds up: its updates are kept for the release instead (deferred).
+func (r *Adaptation) passHolds(ctx context.Context, p *plugin, updates []*ContainerUpdate) (deferred bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, getRequestTimeout())
+	defer cancel()
+	if r.ctx != nil {
+		defer context.AfterFunc(r.ctx, cancel)()
+	}
+	h := &r.hold
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.holders) == 0 {
-		return false
+	h.next++
+	n := h.next
+	for h.blocks(n) {
+		if bugUpdatesDeferred || h.holding && h.holders[0].to == p {
+			h.deferred = append(h.deferred, deferredUpdate{p: p, updates: updates})
+			return true, nil
+		}
+		r.trace(ctx, pointUpdateWait, nil)
+		if err := h.wait(ctx); err != nil {
+			if r.stopping() {
+				return false, errStopped
+			}
+			return false, err
+		}
 	}
-	h.deferred = append(h.deferred, deferredUpdate{p: p, updates: updates})
-	return true
+	return false, nil
 }
 
 // lockDispatch takes the adaptation's lock for an event once the holds that

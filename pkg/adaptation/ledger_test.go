@@ -152,7 +152,9 @@ func TestReactivatedStandbyGetsWhatChangedSinceItStoodBy(t *testing.T) {
 	before := len(a.syncs)
 	a.mu.Unlock()
 	b.close()
-	waitOnlyActive(t, r, "a", "a reactivated")
+	// Read as an event reads it, after the reactivation's hold: a is in
+	// the dispatch list from its swap, before its round.
+	eventually(t, func() bool { return slices.Equal(dispatchedTo(r, "10-p"), []string{"a"}) }, "a reactivated")
 
 	a.mu.Lock()
 	rounds := slices.Clone(a.syncs[before:])

@@ -92,6 +92,9 @@ func (g *registry) move(p *plugin, s *slot, to instanceState) {
 		panic(fmt.Sprintf("nri: plugin %s moved from %s to %s", p.name(), from, to))
 	}
 	wasActive := from == stateActive
+	if from == stateCandidate {
+		s.candidateLeft(g.r)
+	}
 	switch {
 	case from == stateCandidate && s.candidate == p:
 		s.candidate = nil
@@ -144,9 +147,6 @@ func (g *registry) remove(p *plugin) {
 		return
 	}
 	wasActive := p.state == stateActive
-	if p.state == stateCandidate {
-		s.releaseReserved(g.r)
-	}
 	g.move(p, s, stateGone)
 	if s.group != "" {
 		g.groupLost(s)
@@ -170,8 +170,15 @@ func (g *registry) remove(p *plugin) {
 	}
 }
 
-// releaseReserved ends a hold reserved for the slot's candidate. g.mu is held.
-func (s *slot) releaseReserved(r *Adaptation) {
+// candidateLeft ends what the slot kept for a candidate that left that state
+// (switched, displaced, gone): a hold reserved for it is released, and its
+// switch's ticket, which its own switch releases, is no longer the one a
+// loss urges: urged, a stale ticket ends at once and lets events reach
+// nobody while the next candidate joins. A displaced candidate leaves after
+// the newcomer took its place, before the newcomer has a ticket. g.mu is
+// held.
+func (s *slot) candidateLeft(r *Adaptation) {
+	s.switching = nil
 	if t := s.reserved; t != nil {
 		s.reserved = nil
 		r.release(t)

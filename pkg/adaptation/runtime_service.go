@@ -86,8 +86,11 @@ func (p *plugin) register(req *api.RegisterPluginRequest) error {
 }
 
 // UpdateContainers forwards a plugin's unsolicited container updates to the
-// runtime. It runs on the connection's own goroutine, never under the
-// adaptation's lock.
+// runtime and answers with what UpdateFn returned, as upstream does. It runs
+// on the connection's own goroutine, never under the adaptation's lock.
+// During a plugin switch it waits for the switch's hold first (hold.go), and
+// who may update is checked again once it has: an instance superseded
+// meanwhile is refused.
 func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateContainersRequest) (*api.UpdateContainersResponse, error) {
 	p := s.p
 	if err := p.r.reg.mayUpdate(p); err != nil {
@@ -100,12 +103,19 @@ func (s *runtimeService) UpdateContainers(ctx context.Context, req *api.UpdateCo
 	}
 
 	p.r.log.Infof(ctx, "plugin %s requested %d container updates", p.name(), len(req.GetUpdate()))
-	// During a switch's hold an event may wait holding the runtime's own
-	// lock, which UpdateFn takes: the updates are applied at the release,
-	// and their failures logged (hold.go).
-	if p.r.hold.deferUpdate(p, req.GetUpdate()) {
-		p.r.log.Infof(ctx, "plugin %s: updates deferred until the plugin switch in progress is over", p.name())
+	deferred, err := p.r.passHolds(ctx, p, req.GetUpdate())
+	switch {
+	case err != nil:
+		err = fmt.Errorf("updates from plugin %s not applied while a plugin switch is in progress: %w", p.name(), err)
+		p.r.log.Warnf(ctx, "%v", err)
+		return nil, err
+	case deferred:
+		p.r.log.Infof(ctx, "plugin %s: updates deferred until its switch is over", p.name())
 		return &api.UpdateContainersResponse{}, nil
+	}
+	if err := p.r.reg.mayUpdate(p); err != nil {
+		p.r.log.Warnf(ctx, "refusing container updates from plugin %s: %v", p.name(), err)
+		return nil, err
 	}
 	failed, err := p.r.updateContainers(ctx, req.GetUpdate())
 	if err != nil {

@@ -21,6 +21,7 @@ const (
 	pointSyncRound  = "sync-round"
 	pointGate       = "gate"
 	pointSwitch     = "switch"
+	pointSwap       = "swap" // a switch's or reactivation's hold is held; the registry not yet switched
 	pointNotice     = "notice"
 	pointActivate   = "activate"
 	pointGrace      = "grace"      // a grace timer fired
@@ -49,6 +50,7 @@ const (
 	pointReactivating = "reactivating" // a reactivation was started
 	pointReactivated  = "reactivated"  // a reactivation ended
 	pointHoldWait     = "hold-wait"    // an event waits for a hold (the hold's lock is held)
+	pointUpdateWait   = "update-wait"  // a plugin's UpdateContainers waits for a hold (the hold's lock is held)
 )
 
 // at lets the schedule hook run at a boundary.

@@ -11,6 +11,8 @@ package adaptation
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -68,28 +70,33 @@ func (s *slot) stopGrace() {
 // was just removed, and reactivates it in the background. g.mu is held.
 func (g *registry) startReactivation(standby, lost *plugin) {
 	t := g.r.hold.enqueueUrgent()
-	resume := standby.slot.resume
-	standby.slot.resume = nil // the reactivation reads and closes it
 	g.r.trace(nil, pointReactivating, standby)
 	g.r.wg.Add(1)
 	go func() {
 		defer g.r.wg.Done()
 		defer g.r.trace(nil, pointReactivated, standby)
-		g.reactivate(standby, lost, resume, t)
+		g.reactivate(standby, lost, t)
 	}()
 }
 
+// errReactivationStale drops a reactivation whose reason, nobody serving the
+// slot, was gone by the time it ran.
+var errReactivationStale = errors.New("its slot is served again")
+
 // reactivate makes a standby active again after its successor went away.
-func (g *registry) reactivate(p, lost *plugin, resume *cursor, t *holdTicket) {
+func (g *registry) reactivate(p, lost *plugin, t *holdTicket) {
 	r := g.r
 	ctx := r.ctx
 	start := time.Now()
-	defer resume.close()
 	g.mu.Lock()
 	why := lostWhy(lost)
 	g.mu.Unlock()
-	err := g.reactivateHeld(p, lost, resume, t, why)
-	if err != nil {
+	updates, err := g.reactivateHeld(p, lost, t, why)
+	switch {
+	case errors.Is(err, errReactivationStale):
+		r.log.Infof(ctx, "reactivation of plugin %s after %s %s dropped: %v", p.describe(), lost.describe(), why, err)
+		return
+	case err != nil:
 		if ctx.Err() == nil {
 			r.log.Warnf(ctx, "failed to reactivate plugin %s: %v", p.describe(), err)
 			g.recordHandover(p, "failed", start, time.Since(start))
@@ -99,6 +106,7 @@ func (g *registry) reactivate(p, lost *plugin, resume *cursor, t *holdTicket) {
 	}
 	r.log.Infof(ctx, "plugin %s reactivated after %s %s", p.describe(), lost.describe(), why)
 	g.recordHandover(p, "reactivated", start, time.Since(start))
+	g.applyUpdates(ctx, p, updates)
 }
 
 // lostWhy says why a standby's successor is gone, for the log and the
@@ -112,14 +120,25 @@ func lostWhy(lost *plugin) string {
 	return "failed to join"
 }
 
-func (g *registry) reactivateHeld(p, lost *plugin, resume *cursor, t *holdTicket, why string) error {
+// reactivateHeld reactivates p in the hold t and returns the updates its
+// round asked for, to apply once the hold is released. Whatever p or the
+// ledger hold, it fails rather than panics: it runs on a goroutine of its
+// own, inside the runtime.
+func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, why string) (updates []*api.ContainerUpdate, err error) {
 	r := g.r
 	ctx := r.ctx
 	defer r.release(t)
+	defer p.recoverPanic(ctx, "reactivating it", &err)
 	r.atFor(pointSwitch, p)
 	if err := r.acquire(ctx, t); err != nil {
-		return err
+		return nil, err
 	}
+	r.atFor(pointSwap, p)
+	resume, err := g.takeResume(p)
+	if err != nil {
+		return nil, err
+	}
+	defer resume.close()
 	g.mu.Lock()
 	lostPod := lost.podIdentity()
 	g.mu.Unlock()
@@ -127,43 +146,68 @@ func (g *registry) reactivateHeld(p, lost *plugin, resume *cursor, t *holdTicket
 		PredecessorGeneration: lost.generation, PredecessorPod: lostPod, Reactivation: true}
 	d, ok := resume.since()
 	if !ok {
-		return errDisplaced
+		return nil, errDisplaced
 	}
 	// Active from here, as a switch's successor is (switch.go): a candidate
 	// registering meanwhile takes over from it.
 	sw, err := g.swap(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	err = g.reactivationRounds(ctx, p, lost, d, takeover, why)
+	r.hold.switchesTo(t, p)
+	updates, err = g.reactivationRounds(ctx, p, lost, d, takeover, why)
 	if err != nil {
 		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
-		return err
+		return nil, err
 	}
 	_, err = g.activated(sw)
-	return err
+	return updates, err
+}
+
+// takeResume checks, in the reactivation's hold, that its reason still
+// holds (p stands by and nobody serves its slot) and takes p's resume
+// cursor. A reactivation queued behind a switch that completed meanwhile
+// finds that switch's instance active: it is dropped, and p, standing by
+// for an instance that is gone, is retired. One queued by a second loss
+// finds p active again (an earlier reactivation ran) or gone: it is
+// dropped. The cursor is read here, not when the reactivation was queued:
+// the one that runs takes it, and one that finds none fails instead of
+// reading nothing.
+func (g *registry) takeResume(p *plugin) (*cursor, error) {
+	g.mu.Lock()
+	s := p.slot
+	if (p.state != stateStandby || s.standby != p) && !bugStaleReactivation {
+		g.mu.Unlock()
+		return nil, fmt.Errorf("%w: plugin %s is %s", errReactivationStale, p.name(), p.state)
+	}
+	if succ := s.active; succ != nil && !bugStaleReactivation {
+		g.move(p, s, stateGone)
+		g.mu.Unlock()
+		p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance took over before it was reactivated", succ)
+		return nil, fmt.Errorf("%w: %s is active", errReactivationStale, succ.describe())
+	}
+	resume := s.resume
+	s.resume = nil
+	g.mu.Unlock()
+	if resume == nil {
+		return nil, errors.New("its record of the runtime's state was closed")
+	}
+	return resume, nil
 }
 
 // reactivationRounds tells a reactivated standby what changed while it
 // stood by, in a round marked as a reactivation (an instance without delta
 // rounds stood by only in its successor's hold, where nothing changed), and
 // that it is active again.
-func (g *registry) reactivationRounds(ctx context.Context, p, lost *plugin, d *delta, takeover *api.Takeover, why string) error {
+func (g *registry) reactivationRounds(ctx context.Context, p, lost *plugin, d *delta, takeover *api.Takeover, why string) ([]*api.ContainerUpdate, error) {
+	var updates []*api.ContainerUpdate
 	if p.deltaSync() {
-		updates, err := p.synchronizeDelta(ctx, d, takeover)
-		if err != nil {
-			return err
+		var err error
+		if updates, err = p.synchronizeDelta(ctx, d, takeover); err != nil {
+			return nil, err
 		}
-		g.applyUpdatesLater(p, updates)
 	}
-	return g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
-}
-
-// applyUpdatesLater applies updates once the hold is released.
-func (g *registry) applyUpdatesLater(p *plugin, updates []*api.ContainerUpdate) {
-	if len(updates) > 0 && !g.r.hold.deferUpdate(p, updates) {
-		g.applyUpdates(g.r.ctx, p, updates)
-	}
+	return updates, g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
 }
 
 func deleteID(ids []string, id string) []string {

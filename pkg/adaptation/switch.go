@@ -70,10 +70,12 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 		r.release(t)
 		p.switchHold = time.Since(t.queued)
 	}()
+	r.atFor(pointSwap, p)
 	sw, err := g.swap(p)
 	if err != nil {
 		return nil, err
 	}
+	r.hold.switchesTo(t, p)
 	sw.dropStandby()
 	updates, err := g.lastRound(ctx, sw, cur, named)
 	if err == nil {
@@ -257,9 +259,6 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 	}
 	sw.legacy = gone
 	for _, q := range sw.optedIn {
-		if q.state == stateCandidate {
-			q.slot.releaseReserved(g.r)
-		}
 		g.move(q, q.slot, stateGone)
 	}
 	g.logOrder(g.plugins)
