@@ -16,7 +16,8 @@
 //     version (WithPluginVersion, default: the main module's version), an
 //     instance ID (WithInstanceID, default $NRI_PLUGIN_INSTANCE_ID) and a
 //     rollout generation (WithGeneration, default $NRI_PLUGIN_GENERATION);
-//     only a plugin that opted in with WithHandover reads those variables.
+//     only a plugin that opted in with WithHandover reads those variables,
+//     and New refuses WithInstanceID and WithGeneration without it.
 //     The plugin name is what makes two instances "the same plugin".
 //
 //   - Readiness: against a handover-capable runtime, the stub becomes ready
