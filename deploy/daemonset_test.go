@@ -152,14 +152,12 @@ var checks = []struct {
 		if err != nil {
 			return err
 		}
-		if addr, ok := p.args["readyz-addr"]; ok {
-			_, served, err := net.SplitHostPort(addr)
-			if err != nil {
-				return err
-			}
-			if strconv.Itoa(int(port)) != served {
-				return fmt.Errorf("probe port %d, the plugin serves /readyz on %s", port, served)
-			}
+		served, err := p.readyzServed()
+		if err != nil {
+			return err
+		}
+		if strconv.Itoa(int(port)) != served {
+			return fmt.Errorf("probe port %d, the plugin serves /readyz on port %s", port, served)
 		}
 		if lp := p.ctr.LivenessProbe; lp != nil && lp.HTTPGet != nil && lp.HTTPGet.Path == "/readyz" {
 			return errors.New("a livenessProbe on /readyz would kill superseded and standby instances")
@@ -334,7 +332,10 @@ func TestChecksCatchBrokenManifests(t *testing.T) {
 		{"rolling update with maxSurge 1 and maxUnavailable 0", "maxSurge: 1", "maxSurge: 25%"},
 		{"minReadySeconds outlasts a failing readiness probe", "minReadySeconds: 10", "minReadySeconds: 2"},
 		{"readinessProbe asks the stub's /readyz on the pod network", "path: /readyz", "path: /healthz"},
-		{"readinessProbe asks the stub's /readyz on the pod network", "-readyz-addr=:8080", "-readyz-addr=:9090"},
+		{"readinessProbe asks the stub's /readyz on the pod network", `value: ":8080"`, `value: ":9090"`},
+		{"readinessProbe asks the stub's /readyz on the pod network", `value: ":8080"`, `value: "8080"`},
+		{"readinessProbe asks the stub's /readyz on the pod network", "- name: NRI_PLUGIN_READYZ_ADDR", "- name: READYZ_ADDR"},
+		{"readinessProbe asks the stub's /readyz on the pod network", "- -shutdown-timeout=5s", "- -shutdown-timeout=5s\n        - -readyz-addr=:8080"},
 		{"no host network and no host ports, so two pods run side by side", "hostNetwork: false", "hostNetwork: true"},
 		{"no host network and no host ports, so two pods run side by side", "containerPort: 8080", "containerPort: 8080\n          hostPort: 8080"},
 		{"instance id and generation from the downward API", "fieldPath: metadata.uid", "fieldPath: metadata.name"},
@@ -391,6 +392,8 @@ func TestManifestVariable(t *testing.T) {
 		{"testdata/other-plugin.yaml", ""},
 		{"testdata/bad-host-network.yaml", "hostNetwork: the surge pod could not bind the old pod's ports"},
 		{"testdata/bad-max-unavailable.yaml", "maxSurge 1, maxUnavailable 1; want 1 and 0"},
+		{"testdata/bad-readyz-unserved.yaml", "nothing serves /readyz: set NRI_PLUGIN_READYZ_ADDR"},
+		{"testdata/bad-readyz-port.yaml", "probe port 9090, the plugin serves /readyz on port 8080"},
 		{"testdata/missing.yaml", "no such file or directory"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -437,6 +440,37 @@ func (p *plugin) env(name string) *corev1.EnvVar {
 		}
 	}
 	return nil
+}
+
+// readyzServed is the port the plugin serves /readyz on: the stub's, from
+// $NRI_PLUGIN_READYZ_ADDR (what a plugin that did only stub.WithHandover
+// has), or the plugin's own, from a -readyz-addr argument (the
+// annotator's flag). A manifest with neither probes a port nobody serves,
+// and its rollout stalls on the first node. The stub is asked whether it
+// takes the variable's value.
+func (p *plugin) readyzServed() (string, error) {
+	arg, hasArg := p.args["readyz-addr"]
+	e := p.env(stub.ReadyzAddrEnvVar)
+	switch {
+	case e != nil && e.ValueFrom != nil:
+		return "", fmt.Errorf("%s from %v: want a literal host:port such as \":8080\"", stub.ReadyzAddrEnvVar, e.ValueFrom)
+	case e != nil && hasArg:
+		return "", fmt.Errorf("%s and -readyz-addr both set: the stub and the plugin would both bind it", stub.ReadyzAddrEnvVar)
+	case e != nil:
+		err := withEnv(stub.ReadyzAddrEnvVar, e.Value, func() error {
+			_, err := stub.New(optionsProbe{}, stub.WithPluginName("check"), stub.WithPluginIdx("00"), stub.WithHandover())
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		arg = e.Value
+	case !hasArg:
+		return "", fmt.Errorf("nothing serves /readyz: set %s in the container's env to the probe's port (\":8080\"), "+
+			"which the stub of a plugin that called stub.WithHandover serves", stub.ReadyzAddrEnvVar)
+	}
+	_, port, err := net.SplitHostPort(strings.TrimSpace(arg))
+	return port, err
 }
 
 // containerPort resolves a probe's port, named or numbered, to a declared

@@ -49,13 +49,17 @@
 // # Kubernetes
 //
 // A DaemonSet plugin wires its identity through the downward API and probes
-// readiness with ReadyzHandler behind an httpGet probe on the pod's network:
+// readiness with an httpGet probe on the pod's network, which the stub
+// answers itself on $NRI_PLUGIN_READYZ_ADDR (ReadyzAddrEnvVar; a plugin that
+// serves ReadyzHandler itself leaves it unset):
 //
 //	env:
 //	- name: NRI_PLUGIN_INSTANCE_ID
 //	  valueFrom: {fieldRef: {fieldPath: metadata.uid}}
 //	- name: NRI_PLUGIN_GENERATION
 //	  valueFrom: {fieldRef: {fieldPath: "metadata.labels['pod-template-generation']"}}
+//	- name: NRI_PLUGIN_READYZ_ADDR
+//	  value: ":8080"
 //	readinessProbe:
 //	  httpGet: {path: /readyz, port: 8080}
 //

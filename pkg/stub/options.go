@@ -218,8 +218,9 @@ func WithHandover() Option {
 }
 
 // readHandoverEnv applies the environment of a plugin that called
-// WithHandover, after every option: the operator's kill switch, then the
-// instance id and generation that options left unset. A plugin that did not
+// WithHandover, after every option: the operator's kill switch, the address
+// to serve /readyz on, then the instance id and generation that options left
+// unset. A plugin that did not
 // opt in reads none of it, as upstream's stub.
 func (s *stub) readHandoverEnv() error {
 	on, err := handoverFromEnv()
@@ -227,6 +228,9 @@ func (s *stub) readHandoverEnv() error {
 		return err
 	}
 	s.handover, s.handoverOff = on, !on
+	if s.readyzAddr, err = readyzAddrFromEnv(); err != nil {
+		return err
+	}
 	return s.handoverIdentityFromEnv()
 }
 

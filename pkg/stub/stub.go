@@ -91,6 +91,8 @@ type HandoverStub interface {
 	// ReadyzHandler serves readiness for an httpGet readinessProbe: 200
 	// while Ready and, with WithHandover, after this instance handed over
 	// until it is stopped (the body says which), 503 otherwise.
+	// With WithHandover and $NRI_PLUGIN_READYZ_ADDR (ReadyzAddrEnvVar) the
+	// stub serves it at /readyz itself.
 	ReadyzHandler() http.Handler
 }
 
@@ -113,6 +115,7 @@ type stub struct {
 	instanceID       string
 	generation       uint64
 	readyFile        string
+	readyzAddr       string // $NRI_PLUGIN_READYZ_ADDR, read under WithHandover
 	exitOnSuperseded bool
 	handover         bool // WithHandover
 	handoverOff      bool // WithHandover, turned off by $NRI_PLUGIN_HANDOVER
@@ -124,6 +127,7 @@ type stub struct {
 	conn                stdnet.Conn // from WithConnection, used by the first Start
 	starting            bool        // a Start is connecting
 	cur                 *session    // the current or last connection
+	readyz              *readyzServer
 	registrationTimeout time.Duration
 	requestTimeout      time.Duration
 	runtimeNRIVersion   string
