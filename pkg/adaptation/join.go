@@ -137,6 +137,7 @@ func (g *registry) admit(ctx context.Context, p *plugin) error {
 		g.recordHandover(p, "completed", start, wait)
 	}
 	g.applyUpdates(ctx, p, updates)
+	g.recordSynchronized(p, len(updates))
 	return nil
 }
 

@@ -188,6 +188,7 @@ func (g *registry) groupJoinLoop(ctx context.Context, p *plugin) error {
 		}
 		g.r.log.Infof(ctx, "plugin %s connected and synchronized", p.qualifiedName())
 		g.applyUpdates(ctx, p, updates)
+		g.recordSynchronized(p, len(updates))
 		return nil
 	}
 }
