@@ -92,6 +92,15 @@ func TestMistakesAreWarnedAtRegistration(t *testing.T) {
 			t.Fatalf("warnings %q: want one naming the plugin and what to set", w.lines)
 		}
 	})
+	t.Run("a handover annotation with a value the runtime does not know", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{resolver: KubernetesResolver{}})
+		p := g.member("p-a", 1, true)
+		p.ident.pod.Handover = "workloads"
+		place(t, g, p)
+		if got := w.saying(`nri.containerd.io/handover="workloads"`, `it accepts "workload"`); len(got) != 1 {
+			t.Fatalf("warnings %q: want one naming the value and the accepted one", w.lines)
+		}
+	})
 	t.Run("nothing for a plain rollout", func(t *testing.T) {
 		g, w := warnedRegistry(handoverPolicy{})
 		a := g.optedIn("10", "p", "a", 1, "v1")
