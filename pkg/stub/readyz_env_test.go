@@ -84,6 +84,20 @@ func TestReadyzEnvMistakes(t *testing.T) {
 			t.Error("/readyz served for a plugin that did not opt in")
 		}
 	})
+	t.Run("handover turned off by the kill switch", func(t *testing.T) {
+		// The manifest still probes /readyz: the plugin, now registering as
+		// an upstream plugin, is ready once synchronized.
+		addr := freeAddr(t)
+		t.Setenv(ReadyzAddrEnvVar, addr)
+		t.Setenv(HandoverEnvVar, "off")
+		s, rt := newTestStubOn(t, newTestPlugin(), []rtOption{legacyRegistration}, WithHandover())
+		runStub(t, s, context.Background())
+		rt.connect(false)
+		eventually(t, func() bool {
+			code, _, err := getReadyz(t, addr)
+			return err == nil && code == http.StatusOK
+		}, "/readyz 200 once synchronized")
+	})
 	t.Run("bad value", func(t *testing.T) {
 		t.Setenv(ReadyzAddrEnvVar, "8080")
 		_, err := New(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), WithHandover(), quiet)
