@@ -55,6 +55,7 @@ type config struct {
 	extra         []adaptation.Option
 
 	containerdLocking bool
+	metrics           adaptation.Metrics // WithMetrics
 }
 
 // Option configures a Runtime.
@@ -117,6 +118,7 @@ func New(opts ...Option) (*Runtime, error) {
 	for _, o := range opts {
 		o(&r.cfg)
 	}
+	r.joins.next = r.cfg.metrics
 	if r.cfg.dir == "" {
 		// Unix socket paths must stay below 108 bytes: use a short /tmp path
 		// rather than the (possibly long) test temp directory.

@@ -3,10 +3,12 @@ package testruntime
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation"
 	"github.com/nri-handover/nri/pkg/stub"
 )
 
@@ -103,3 +105,59 @@ func (quietLogger) Debugf(context.Context, string, ...any) {}
 func (quietLogger) Infof(context.Context, string, ...any)  {}
 func (quietLogger) Warnf(context.Context, string, ...any)  {}
 func (quietLogger) Errorf(context.Context, string, ...any) {}
+
+// handovers is a test's own Metrics, which also wants handover outcomes.
+type handovers struct {
+	mu       sync.Mutex
+	outcomes []string
+	joined   int
+}
+
+func (h *handovers) RecordPluginInvocation(string, string, error)      {}
+func (h *handovers) RecordPluginLatency(string, string, time.Duration) {}
+func (h *handovers) RecordPluginAdjustments(string, string, *adaptation.ContainerAdjustment, int, int) {
+}
+func (h *handovers) UpdatePluginCount(int) {}
+func (h *handovers) RecordHandover(_, outcome string, _, _ time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.outcomes = append(h.outcomes, outcome)
+}
+func (h *handovers) RecordSynchronized(string, string, int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.joined++
+}
+
+// A test's own Metrics given with WithMetrics gets every measurement, the
+// optional interfaces' too, and WaitSynchronized still works.
+func TestWithMetricsKeepsWaitSynchronized(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m := &handovers{}
+	rt, err := New(WithMetrics(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Stop()
+	s, err := stub.NewHandoverStub(reconciler{512}, stub.WithPluginName("reconciler"), stub.WithPluginIdx("50"),
+		stub.WithSocketPath(rt.SocketPath()), stub.WithLogger(quietLogger{}), stub.WithHandover(), stub.WithInstanceID("pod-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	if err := rt.WaitSynchronized(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	<-done
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.joined != 1 || len(m.outcomes) != 1 || m.outcomes[0] != "completed" {
+		t.Errorf("the test's Metrics saw %d joins and handovers %q, want 1 and [completed]", m.joined, m.outcomes)
+	}
+}
