@@ -212,20 +212,21 @@ type readyzServer struct {
 }
 
 // serveReadyz starts serving /readyz if the environment asked for it and it
-// is not served yet. A port that cannot be bound fails the start: the
-// readinessProbe would never succeed, and the rollout would stall silently.
-func (s *stub) serveReadyz() error {
+// is not served yet, and tells whether it started it. A port that cannot be
+// bound fails the start: the readinessProbe would never succeed, and the
+// rollout would stall silently.
+func (s *stub) serveReadyz() (started bool, err error) {
 	if s.readyzAddr == "" {
-		return nil
+		return false, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.readyz != nil {
-		return nil
+		return false, nil
 	}
 	lis, err := stdnet.Listen("tcp", s.readyzAddr)
 	if err != nil {
-		return fmt.Errorf("plugin %s: serving /readyz ($%s): %w", s.Name(), ReadyzAddrEnvVar, err)
+		return false, fmt.Errorf("plugin %s: serving /readyz ($%s): %w", s.Name(), ReadyzAddrEnvVar, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/readyz", s.ready)
@@ -236,7 +237,7 @@ func (s *stub) serveReadyz() error {
 	}()
 	s.readyz = z
 	s.logger.Infof(context.Background(), "plugin %s serves /readyz on %s ($%s)", s.Name(), lis.Addr(), ReadyzAddrEnvVar)
-	return nil
+	return true, nil
 }
 
 // stopReadyz stops serving /readyz, if served, and waits for the server.

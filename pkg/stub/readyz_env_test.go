@@ -63,6 +63,13 @@ func TestReadyzServedFromEnv(t *testing.T) {
 	if code, body, err := getReadyz(t, addr); err != nil || code != http.StatusOK || !strings.Contains(body, "active") {
 		t.Errorf("/readyz once active: %d %q %v, want 200 active", code, body, err)
 	}
+	// A second Run, refused, leaves the first one's /readyz served.
+	if err := s.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "already started") {
+		t.Fatalf("a second Run: %v, want already started", err)
+	}
+	if code, _, err := getReadyz(t, addr); err != nil || code != http.StatusOK {
+		t.Errorf("/readyz after a refused second Run: %d %v, want 200", code, err)
+	}
 	s.Stop()
 	recv(t, errC, "Run")
 	if _, _, err := getReadyz(t, addr); !errors.Is(err, syscall.ECONNREFUSED) {

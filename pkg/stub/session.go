@@ -50,7 +50,7 @@ func (s *stub) Start(ctx context.Context) error {
 }
 
 func (s *stub) start(ctx context.Context) (*session, error) {
-	if err := s.serveReadyz(); err != nil {
+	if _, err := s.serveReadyz(); err != nil {
 		return nil, err
 	}
 	sess, err := s.open(ctx)
@@ -133,7 +133,15 @@ func (s *stub) dialSession(ctx context.Context, conn stdnet.Conn) (*session, err
 
 // Run starts the plugin and blocks until it is done; see Stub.Run.
 func (s *stub) Run(ctx context.Context) error {
-	defer s.stopReadyz()
+	// Served until Run returns, if this Run started serving it: a Run
+	// refused because the stub is already started leaves it to that start.
+	serving, err := s.serveReadyz()
+	if err != nil {
+		return err
+	}
+	if serving {
+		defer s.stopReadyz()
+	}
 	sess, err := s.start(ctx)
 	if err != nil {
 		return err
