@@ -208,21 +208,27 @@ func (s *stub) checkNeedsHandover() error {
 	if s.optedIn() {
 		return nil
 	}
-	var opts []string
+	var opts, why []string
 	if s.instanceIDSet {
 		opts = append(opts, "WithInstanceID")
 	}
 	if s.generationSet {
 		opts = append(opts, "WithGeneration")
 	}
+	if len(opts) > 0 {
+		why = append(why, "the runtime uses an instance id and a generation only for handover")
+	}
 	if s.exitOnSuperseded {
 		opts = append(opts, "WithExitOnSuperseded")
+		why = append(why, "the runtime tells only a plugin that opted into handover that it was superseded")
 	}
-	if len(opts) == 0 {
+	switch len(opts) {
+	case 0:
 		return nil
+	case 1:
+		return fmt.Errorf("%s needs WithHandover: %s", opts[0], strings.Join(why, "; "))
 	}
-	return fmt.Errorf("%s needs WithHandover: the runtime tells only a plugin that opted into handover that it was superseded, "+
-		"and uses an instance id and a generation only for handover", strings.Join(opts, " and "))
+	return fmt.Errorf("%s need WithHandover: %s", strings.Join(opts, " and "), strings.Join(why, "; "))
 }
 
 // NewHandoverStub is New returning the stub as a HandoverStub. It changes
