@@ -277,7 +277,10 @@ e2e-kubernetes:
 # check-deploy: deploy/daemonset.yaml, or another plugin's DaemonSet with
 # MANIFEST=path (relative to this directory, or absolute), decodes strictly
 # into k8s.io/api types and has every property a surging rollout needs
-# (deploy/daemonset_test.go).
+# (deploy/daemonset_test.go): of a plugin built with stub.WithHandover, or,
+# for a manifest with the nri.containerd.io/handover pod annotation, of a
+# plugin written for upstream. Without MANIFEST it also checks the annotated
+# manifest deploy/README.md gives (deploy/testdata/ulimit-adjuster.yaml).
 # deploy/ is a module of its own (like hack/tools/buf.mod for buf) so that
 # k8s.io/api never reaches the library's requirements; it uses the library
 # from this checkout (replace ../), so after a dependency change of pkg/stub
@@ -286,6 +289,9 @@ MANIFEST ?=
 .PHONY: check-deploy
 check-deploy:
 	cd deploy && MANIFEST="$(if $(MANIFEST),$(abspath $(MANIFEST)))" GOWORK=off $(GO) test ./...
+ifeq ($(MANIFEST),)
+	cd deploy && MANIFEST="$(abspath deploy/testdata/ulimit-adjuster.yaml)" GOWORK=off $(GO) test -count=1 -run '^TestDaemonSet$$' ./...
+endif
 
 # model checks the Promela models of the handover core, "ledger + hold"
 # (hack/model/hold.pml, gate.pml, idle.pml, and issue 17's legacy.pml and

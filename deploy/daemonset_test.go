@@ -2,7 +2,8 @@
 // names (make check-deploy MANIFEST=path, for another plugin's DaemonSet): it
 // decodes strictly into k8s.io/api types (an unknown or misspelt field
 // fails) and checks, one subtest each, every property a surging rollout of a
-// handover plugin needs. The annotator's flags (-readyz-addr, -socket,
+// handover plugin needs: one built with stub.WithHandover, or one written for
+// upstream that the nri.containerd.io/handover pod annotation opts in. The annotator's flags (-readyz-addr, -socket,
 // -state-file, -shutdown-timeout, -version) are checked where a manifest
 // passes them. TestChecksCatchBrokenManifests proves that each check fails
 // on a manifest that lacks its property.
@@ -29,6 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation"
 	"github.com/nri-handover/nri/pkg/stub"
 )
 
@@ -96,7 +98,10 @@ func load(t *testing.T) ([]byte, *plugin) {
 	return b, p
 }
 
-// checks are the properties of the manifest, each one subtest.
+// checks are the properties of the manifest, each one subtest. Those in
+// stubOnly hold for a plugin that opted in with stub.WithHandover; a plugin
+// written for upstream, opted in by the pod annotation, has
+// annotationChecks instead.
 var checks = []struct {
 	name  string
 	check func(*plugin) error
@@ -152,14 +157,12 @@ var checks = []struct {
 		if err != nil {
 			return err
 		}
-		if addr, ok := p.args["readyz-addr"]; ok {
-			_, served, err := net.SplitHostPort(addr)
-			if err != nil {
-				return err
-			}
-			if strconv.Itoa(int(port)) != served {
-				return fmt.Errorf("probe port %d, the plugin serves /readyz on %s", port, served)
-			}
+		served, err := p.readyzServed()
+		if err != nil {
+			return err
+		}
+		if strconv.Itoa(int(port)) != served {
+			return fmt.Errorf("probe port %d, the plugin serves /readyz on port %s", port, served)
 		}
 		if lp := p.ctr.LivenessProbe; lp != nil && lp.HTTPGet != nil && lp.HTTPGet.Path == "/readyz" {
 			return errors.New("a livenessProbe on /readyz would kill superseded and standby instances")
@@ -292,9 +295,114 @@ var checks = []struct {
 	}},
 }
 
+// stubOnly are the checks of properties only a plugin that opted in with
+// stub.WithHandover can have: its stub reads the environment and serves
+// /readyz, and readiness follows the runtime's switch.
+var stubOnly = map[string]bool{
+	"minReadySeconds outlasts a failing readiness probe":        true,
+	"readinessProbe asks the stub's /readyz on the pod network": true,
+	"instance id and generation from the downward API":          true,
+	"the kill switch, where set, is a value the stub accepts":   true,
+}
+
+// annotated tells whether the manifest opts its plugin in with the handover
+// annotation (on the pod template or, misplaced, on the DaemonSet).
+func (p *plugin) annotated() bool {
+	_, onTemplate := p.ds.Spec.Template.Annotations[adaptation.HandoverAnnotation]
+	_, onDaemonSet := p.ds.Annotations[adaptation.HandoverAnnotation]
+	return onTemplate || onDaemonSet
+}
+
+// applicable are the checks for p's path: the stub's, or the annotation's.
+func applicable(p *plugin) []check {
+	var out []check
+	for _, c := range checks {
+		if !p.annotated() || !stubOnly[c.name] {
+			out = append(out, c)
+		}
+	}
+	if p.annotated() {
+		out = append(out, annotationChecks...)
+	}
+	return out
+}
+
+type check = struct {
+	name  string
+	check func(*plugin) error
+}
+
+// annotationSettle is how long an annotated plugin's new pod must wait
+// before it counts as available: the plugin has no readiness that follows
+// the runtime's switch, so the DaemonSet controller would delete the old
+// pod as soon as the new one runs. The switch waits for runtime
+// operations in flight, which containerd holds up to a graceful stop (10 s
+// by default); make e2e-kubernetes' annotated rollouts used 30 s.
+const annotationSettle = 10
+
+// annotationChecks are the properties of a manifest that opts a plugin
+// written for upstream in with the pod annotation
+// (deploy/README.md, "Third-party plugins, unchanged").
+var annotationChecks = []check{
+	{"the handover annotation is on the pod template, with a value the runtime knows", func(p *plugin) error {
+		v, ok := p.ds.Spec.Template.Annotations[adaptation.HandoverAnnotation]
+		if !ok {
+			return fmt.Errorf("%s on the DaemonSet, not on its pod template: the runtime sees pods only", adaptation.HandoverAnnotation)
+		}
+		if v != adaptation.HandoverWorkload {
+			return fmt.Errorf("%s: %q, want %q (the only value the runtime accepts; any other runs the plugin as upstream runs it, "+
+				"every instance receiving every event)", adaptation.HandoverAnnotation, v, adaptation.HandoverWorkload)
+		}
+		return nil
+	}},
+
+	// Who is newer is the pods' pod-template-generation, which the DaemonSet
+	// controller sets; the workload is the pods' other labels, which must
+	// stay the same from one rollout to the next.
+	{"pod-template-generation is the controller's, and the workload's labels stay across rollouts", func(p *plugin) error {
+		for _, l := range []string{"pod-template-generation", "controller-revision-hash"} {
+			if _, ok := p.ds.Spec.Template.Labels[l]; ok {
+				return fmt.Errorf("the pod template sets %s: the DaemonSet controller sets it on each pod, and the runtime orders instances by it", l)
+			}
+			if _, ok := p.ds.Spec.Selector.MatchLabels[l]; ok {
+				return fmt.Errorf("the selector matches %s, which changes with every rollout", l)
+			}
+		}
+		for _, l := range []string{"app.kubernetes.io/version", "helm.sh/chart"} {
+			if _, ok := p.ds.Spec.Template.Labels[l]; ok {
+				return fmt.Errorf("the pod template's label %s changes with releases: the runtime names the workload by the pods' labels, "+
+					"so the new pods would be another workload and not take over", l)
+			}
+		}
+		return nil
+	}},
+
+	{"readiness is what a plugin without a stub of ours can have", func(p *plugin) error {
+		for what, pr := range map[string]*corev1.Probe{"readinessProbe": p.ctr.ReadinessProbe, "startupProbe": p.ctr.StartupProbe} {
+			if pr != nil && (pr.HTTPGet != nil || pr.TCPSocket != nil || pr.GRPC != nil) {
+				return fmt.Errorf("%s asks the network: a plugin written for upstream serves nothing there (%s is read by "+
+					"this module's stub under stub.WithHandover only; such a plugin needs no annotation)", what, stub.ReadyzAddrEnvVar)
+			}
+		}
+		return nil
+	}},
+
+	{"the new pod waits before it counts as available (minReadySeconds or a startupProbe)", func(p *plugin) error {
+		if p.ds.Spec.MinReadySeconds >= annotationSettle {
+			return nil
+		}
+		if pr := p.ctr.StartupProbe; pr != nil && pr.InitialDelaySeconds >= annotationSettle {
+			return nil
+		}
+		return fmt.Errorf("minReadySeconds %d and no startupProbe with initialDelaySeconds of %d or more: "+
+			"the plugin has no readiness that follows the runtime's switch, so the old pod would be deleted as soon as the new one runs",
+			p.ds.Spec.MinReadySeconds, annotationSettle)
+	}},
+}
+
 func TestDaemonSet(t *testing.T) {
 	_, p := load(t)
-	for _, c := range checks {
+	for _, c := range applicable(p) {
 		t.Run(c.name, func(t *testing.T) {
 			if err := c.check(p); err != nil {
 				t.Error(err)
@@ -334,7 +442,10 @@ func TestChecksCatchBrokenManifests(t *testing.T) {
 		{"rolling update with maxSurge 1 and maxUnavailable 0", "maxSurge: 1", "maxSurge: 25%"},
 		{"minReadySeconds outlasts a failing readiness probe", "minReadySeconds: 10", "minReadySeconds: 2"},
 		{"readinessProbe asks the stub's /readyz on the pod network", "path: /readyz", "path: /healthz"},
-		{"readinessProbe asks the stub's /readyz on the pod network", "-readyz-addr=:8080", "-readyz-addr=:9090"},
+		{"readinessProbe asks the stub's /readyz on the pod network", `value: ":8080"`, `value: ":9090"`},
+		{"readinessProbe asks the stub's /readyz on the pod network", `value: ":8080"`, `value: "8080"`},
+		{"readinessProbe asks the stub's /readyz on the pod network", "- name: NRI_PLUGIN_READYZ_ADDR", "- name: READYZ_ADDR"},
+		{"readinessProbe asks the stub's /readyz on the pod network", "- -shutdown-timeout=5s", "- -shutdown-timeout=5s\n        - -readyz-addr=:8080"},
 		{"no host network and no host ports, so two pods run side by side", "hostNetwork: false", "hostNetwork: true"},
 		{"no host network and no host ports, so two pods run side by side", "containerPort: 8080", "containerPort: 8080\n          hostPort: 8080"},
 		{"instance id and generation from the downward API", "fieldPath: metadata.uid", "fieldPath: metadata.name"},
@@ -363,7 +474,7 @@ func TestChecksCatchBrokenManifests(t *testing.T) {
 			if err != nil {
 				t.Fatalf("decoding: %v", err)
 			}
-			for _, c := range checks {
+			for _, c := range applicable(p) {
 				if c.name == tc.check {
 					if err := c.check(p); err == nil {
 						t.Error("check passed")
@@ -373,6 +484,82 @@ func TestChecksCatchBrokenManifests(t *testing.T) {
 			}
 			t.Fatalf("no check %q", tc.check)
 		})
+	}
+}
+
+// TestAnnotatedChecksCatchBrokenManifests breaks testdata/ulimit-adjuster.yaml,
+// a plugin written for upstream opted in by the pod annotation, in one place
+// per check of that path, and expects that check to fail.
+func TestAnnotatedChecksCatchBrokenManifests(t *testing.T) {
+	const file = "testdata/ulimit-adjuster.yaml"
+	good, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		value     = "the handover annotation is on the pod template, with a value the runtime knows"
+		labels    = "pod-template-generation is the controller's, and the workload's labels stay across rollouts"
+		readiness = "readiness is what a plugin without a stub of ours can have"
+		settle    = "the new pod waits before it counts as available (minReadySeconds or a startupProbe)"
+	)
+	for _, tc := range []struct {
+		check      string
+		old, new   string
+		old2, new2 string // a second change, if any
+	}{
+		{value, `handover: "workload"`, `handover: "workloads"`, "", ""},
+		{value, `handover: "workload"`, `handover: ""`, "", ""},
+		// on the DaemonSet instead of its pod template
+		{value, `        nri.containerd.io/handover: "workload"`, `        other: "x"`,
+			"  labels:\n    app.kubernetes.io/name: ulimit-adjuster\nspec:", "  labels:\n    app.kubernetes.io/name: ulimit-adjuster\n  annotations:\n    nri.containerd.io/handover: workload\nspec:"},
+		{labels, "      labels:\n        app.kubernetes.io/name: ulimit-adjuster\n", "      labels:\n        app.kubernetes.io/name: ulimit-adjuster\n        pod-template-generation: \"1\"\n", "", ""},
+		{labels, "      labels:\n        app.kubernetes.io/name: ulimit-adjuster\n", "      labels:\n        app.kubernetes.io/name: ulimit-adjuster\n        app.kubernetes.io/version: v0.12.5\n", "", ""},
+		{readiness, "          exec:\n            command: [/ulimit-adjuster, -h]", "          httpGet:\n            path: /readyz\n            port: 8080", "", ""},
+		{settle, "initialDelaySeconds: 30", "initialDelaySeconds: 5", "", ""},
+	} {
+		t.Run(tc.check+": "+tc.new, func(t *testing.T) {
+			bad := bytes.Replace(good, []byte(tc.old), []byte(tc.new), 1)
+			if tc.old2 != "" {
+				bad = bytes.Replace(bad, []byte(tc.old2), []byte(tc.new2), 1)
+			}
+			if bytes.Equal(bad, good) {
+				t.Fatalf("%q not in %s", tc.old, file)
+			}
+			p, err := decode(bad)
+			if err != nil {
+				t.Fatalf("decoding: %v", err)
+			}
+			for _, c := range applicable(p) {
+				if c.name == tc.check {
+					if err := c.check(p); err == nil {
+						t.Error("check passed")
+					}
+					return
+				}
+			}
+			t.Fatalf("no check %q", tc.check)
+		})
+	}
+}
+
+// TestReadmeShowsCheckedManifest: the annotated manifest deploy/README.md
+// gives is testdata/ulimit-adjuster.yaml, which make check-deploy checks.
+func TestReadmeShowsCheckedManifest(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/ulimit-adjuster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "<!-- testdata/ulimit-adjuster.yaml -->\n```yaml\n")
+	block, _, ok2 := strings.Cut(after, "```")
+	if !ok || !ok2 {
+		t.Fatal("deploy/README.md has no yaml block after <!-- testdata/ulimit-adjuster.yaml -->")
+	}
+	if block != string(want) {
+		t.Error("deploy/README.md's annotated manifest differs from testdata/ulimit-adjuster.yaml: copy the file into it")
 	}
 }
 
@@ -391,6 +578,10 @@ func TestManifestVariable(t *testing.T) {
 		{"testdata/other-plugin.yaml", ""},
 		{"testdata/bad-host-network.yaml", "hostNetwork: the surge pod could not bind the old pod's ports"},
 		{"testdata/bad-max-unavailable.yaml", "maxSurge 1, maxUnavailable 1; want 1 and 0"},
+		{"testdata/bad-readyz-unserved.yaml", "nothing serves /readyz: set NRI_PLUGIN_READYZ_ADDR"},
+		{"testdata/bad-readyz-port.yaml", "probe port 9090, the plugin serves /readyz on port 8080"},
+		{"testdata/ulimit-adjuster.yaml", ""},
+		{"testdata/bad-annotation-value.yaml", `nri.containerd.io/handover: "workloads", want "workload"`},
 		{"testdata/missing.yaml", "no such file or directory"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -437,6 +628,37 @@ func (p *plugin) env(name string) *corev1.EnvVar {
 		}
 	}
 	return nil
+}
+
+// readyzServed is the port the plugin serves /readyz on: the stub's, from
+// $NRI_PLUGIN_READYZ_ADDR (what a plugin that did only stub.WithHandover
+// has), or the plugin's own, from a -readyz-addr argument (the
+// annotator's flag). A manifest with neither probes a port nobody serves,
+// and its rollout stalls on the first node. The stub is asked whether it
+// takes the variable's value.
+func (p *plugin) readyzServed() (string, error) {
+	arg, hasArg := p.args["readyz-addr"]
+	e := p.env(stub.ReadyzAddrEnvVar)
+	switch {
+	case e != nil && e.ValueFrom != nil:
+		return "", fmt.Errorf("%s from %v: want a literal host:port such as \":8080\"", stub.ReadyzAddrEnvVar, e.ValueFrom)
+	case e != nil && hasArg:
+		return "", fmt.Errorf("%s and -readyz-addr both set: the stub and the plugin would both bind it", stub.ReadyzAddrEnvVar)
+	case e != nil:
+		err := withEnv(stub.ReadyzAddrEnvVar, e.Value, func() error {
+			_, err := stub.New(optionsProbe{}, stub.WithPluginName("check"), stub.WithPluginIdx("00"), stub.WithHandover())
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		arg = e.Value
+	case !hasArg:
+		return "", fmt.Errorf("nothing serves /readyz: set %s in the container's env to the probe's port (\":8080\"), "+
+			"which the stub of a plugin that called stub.WithHandover serves", stub.ReadyzAddrEnvVar)
+	}
+	_, port, err := net.SplitHostPort(strings.TrimSpace(arg))
+	return port, err
 }
 
 // containerPort resolves a probe's port, named or numbered, to a declared

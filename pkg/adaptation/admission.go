@@ -248,7 +248,9 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		return nil, nil
 	case err != nil:
 		return nil, err
-	case !p.handsOver():
+	}
+	g.warnLikelyRename(p)
+	if !p.handsOver() {
 		g.move(p, &slot{}, stateCandidate)
 		return nil, nil
 	}
@@ -306,6 +308,27 @@ func (g *registry) warnMistakes(p *plugin, s *slot) {
 		g.r.log.Warnf(ctx, "plugin %s (%s) runs beside %s (%s) of the same workload under another name: it does not take over, "+
 			"both receive every event and conflicting adjustments fail container creation; if the plugin was renamed, keep its old name or roll the rename out without surge",
 			p.describe(), p.identity().PodString(), q.describe(), q.identity().PodString())
+	}
+}
+
+// warnLikelyRename warns when p arrives under a new name at the index of a
+// plugin that opted into handover and is active: most likely its next
+// version, renamed, which does not take over, so both receive every event
+// and their adjustments conflict or both apply. Two pods' plugins are
+// warnMistakes' (one workload); elsewhere nothing tells a rename from a
+// second plugin at the index, hence a warning, not a refusal. g.mu is held.
+func (g *registry) warnLikelyRename(p *plugin) {
+	inPod := func(x *plugin) bool { return x.ident != nil && x.ident.place == PeerInPod }
+	for q := range g.all {
+		// state first: a plugin still registering (not placed) is not
+		// named yet.
+		if q == p || q.state != stateActive || q.idx != p.idx || q.base == p.base || !q.handsOver() || (inPod(p) && inPod(q)) {
+			continue
+		}
+		g.r.log.Warnf(g.r.ctx, "plugin %s registers at the index of %s, which opted into handover and is active: "+
+			"if it is that plugin renamed, it does not take over, both receive every event, and adjustments both make "+
+			"conflict at container creation or both apply; keep the plugin's name from one version to the next",
+			p.describe(), q.describe())
 	}
 }
 

@@ -66,7 +66,7 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 	validate := newValidationRequest(req, plugins)
 
 	err = r.relay(ctx, plugins, api.Event_CREATE_CONTAINER, req, func(p *plugin, rpl any) error {
-		return result.apply(rpl, p.name())
+		return renameHint(result.apply(rpl, p.name()), p, plugins)
 	})
 	var rsp *CreateContainerResponse
 	if err == nil {

@@ -186,6 +186,7 @@ func (g *registry) join(ctx context.Context, p *plugin) error {
 			g.recordHandover(p, "completed", start, wait)
 		}
 		g.applyUpdates(ctx, p, updates)
+		g.recordSynchronized(p, len(updates))
 		return nil
 	}
 }

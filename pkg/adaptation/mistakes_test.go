@@ -92,6 +92,15 @@ func TestMistakesAreWarnedAtRegistration(t *testing.T) {
 			t.Fatalf("warnings %q: want one naming the plugin and what to set", w.lines)
 		}
 	})
+	t.Run("a handover annotation with a value the runtime does not know", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{resolver: KubernetesResolver{}})
+		p := g.member("p-a", 1, true)
+		p.ident.pod.Handover = "workloads"
+		place(t, g, p)
+		if got := w.saying(`nri.containerd.io/handover="workloads"`, `it accepts "workload"`); len(got) != 1 {
+			t.Fatalf("warnings %q: want one naming the value and the accepted one", w.lines)
+		}
+	})
 	t.Run("nothing for a plain rollout", func(t *testing.T) {
 		g, w := warnedRegistry(handoverPolicy{})
 		a := g.optedIn("10", "p", "a", 1, "v1")
@@ -102,6 +111,88 @@ func TestMistakesAreWarnedAtRegistration(t *testing.T) {
 			t.Fatalf("warned %q", w.lines)
 		}
 	})
+}
+
+// A new name at the index of an active plugin that opted into handover,
+// outside pods, is most likely a rename: warned at registration, in either
+// order of handover among the two, naming both; not for another index, an
+// old plugin that did not opt in or is not active, or the same name.
+func TestLikelyRenameIsWarnedAtRegistration(t *testing.T) {
+	const says = "if it is that plugin renamed, it does not take over"
+	for _, tc := range []struct {
+		name string
+		old  func(g *registry) *plugin
+		new  func(g *registry) *plugin
+		warn bool
+	}{
+		{"renamed, both opted in", func(g *registry) *plugin { return g.optedIn("40", "myplugin", "a", 1, "v1") },
+			func(g *registry) *plugin { return g.optedIn("40", "my-plugin", "b", 2, "v2") }, true},
+		{"renamed, the new one with handover turned off", func(g *registry) *plugin { return g.optedIn("40", "myplugin", "a", 1, "v1") },
+			func(g *registry) *plugin { return g.legacyOf("40", "my-plugin", 2) }, true},
+		{"another index", func(g *registry) *plugin { return g.optedIn("40", "myplugin", "a", 1, "v1") },
+			func(g *registry) *plugin { return g.optedIn("50", "my-plugin", "b", 2, "v2") }, false},
+		{"the old one did not opt in", func(g *registry) *plugin { return g.legacyOf("40", "myplugin", 1) },
+			func(g *registry) *plugin { return g.optedIn("40", "my-plugin", "b", 2, "v2") }, false},
+		{"the same name", func(g *registry) *plugin { return g.optedIn("40", "myplugin", "a", 1, "v1") },
+			func(g *registry) *plugin { return g.optedIn("40", "myplugin", "b", 2, "v2") }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, w := warnedRegistry(handoverPolicy{})
+			old := tc.old(g)
+			place(t, g, old)
+			g.switchNow(t, old)
+			place(t, g, tc.new(g))
+			got := w.saying(says)
+			if !tc.warn {
+				if len(got) != 0 {
+					t.Fatalf("warned %q", got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], "40-my-plugin") || !strings.Contains(got[0], "40-myplugin") {
+				t.Fatalf("warnings %q: want one naming both plugins", w.lines)
+			}
+		})
+	}
+	t.Run("not while the old one is only a candidate", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{})
+		place(t, g, g.optedIn("40", "myplugin", "a", 1, "v1"))
+		place(t, g, g.optedIn("40", "my-plugin", "b", 2, "v2"))
+		if got := w.saying(says); len(got) != 0 {
+			t.Fatalf("warned %q", got)
+		}
+	})
+}
+
+// The conflict at container creation between a plugin and another of its
+// index, one of them opted in, says a rename is the likely cause; between
+// plugins that did not opt in it is upstream's error as it is.
+func TestConflictNamesLikelyRename(t *testing.T) {
+	g := testRegistry(handoverPolicy{})
+	conflict := func(a, b *plugin) error {
+		r := collectCreateContainerResult(newCreateRequest())
+		if err := r.apply(adjusted(&api.ContainerAdjustment{Annotations: map[string]string{"k": "a"}}), a.name()); err != nil {
+			t.Fatal(err)
+		}
+		err := r.apply(adjusted(&api.ContainerAdjustment{Annotations: map[string]string{"k": "b"}}), b.name())
+		if err == nil {
+			t.Fatal("no conflict")
+		}
+		return renameHint(err, b, []*plugin{a, b})
+	}
+	const upstream = `plugins "40-my-plugin" and "40-myplugin" both tried to set annotation "k"`
+	err := conflict(g.optedIn("40", "myplugin", "a", 1, "v1"), g.optedIn("40", "my-plugin", "b", 2, "v2"))
+	if !strings.HasPrefix(err.Error(), upstream) || !strings.Contains(err.Error(), "if one is the other renamed") {
+		t.Errorf("conflict %q, want upstream's error saying a rename is the likely cause", err)
+	}
+	err = conflict(g.legacyOf("40", "myplugin", 1), g.legacyOf("40", "my-plugin", 2))
+	if err.Error() != upstream {
+		t.Errorf("conflict between plugins that did not opt in: %q, want upstream's %q", err, upstream)
+	}
+	err = conflict(g.optedIn("30", "myplugin", "a", 1, "v1"), g.optedIn("40", "my-plugin", "b", 2, "v2"))
+	if strings.Contains(err.Error(), "renamed") {
+		t.Errorf("conflict between plugins of two indexes %q says renamed", err)
+	}
 }
 
 // The takeover log line names the predecessor by what is known of it, never

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -156,6 +158,27 @@ func (r *result) stopContainerResponse() *api.StopContainerResponse {
 	return &api.StopContainerResponse{
 		Update: r.reply.update,
 	}
+}
+
+// renameHint adds to p's conflict with another plugin of its index, where
+// one of them opted into handover, that a rename is the likely cause: an
+// instance registered under a new name does not take over from the old
+// one, so both adjust every container. Other conflicts, and those of
+// plugins that did not opt in, are upstream's as they are. plugins are the
+// event's.
+func renameHint(err error, p *plugin, plugins []*plugin) error {
+	if err == nil {
+		return nil
+	}
+	for _, q := range plugins {
+		if q == p || q.idx != p.idx || q.base == p.base || !(q.handsOver() || p.handsOver()) ||
+			!strings.Contains(err.Error(), strconv.Quote(q.name())) {
+			continue
+		}
+		return fmt.Errorf("%w; %s and %s share index %s: if one is the other renamed, it did not take over and both adjust every container "+
+			"(keep the plugin's name from one version to the next)", err, p.name(), q.name(), p.idx)
+	}
+	return err
 }
 
 // apply merges the response of plugin into the result.

@@ -89,8 +89,8 @@ func (g *registry) groupKey(p *plugin) (string, bool) {
 	case pod.Handover == "":
 		return "", false
 	case pod.Handover != HandoverWorkload:
-		g.r.log.Warnf(g.r.ctx, "plugin %s: pod %s/%s has %s=%q, which this runtime does not know; it runs as upstream runs it",
-			p.name(), pod.Namespace, pod.Name, HandoverAnnotation, pod.Handover)
+		g.r.log.Warnf(g.r.ctx, "plugin %s: pod %s/%s has %s=%q, which this runtime does not know (it accepts %q); it runs as upstream runs it",
+			p.name(), pod.Namespace, pod.Name, HandoverAnnotation, pod.Handover, HandoverWorkload)
 		return "", false
 	case !pod.HasTemplateGeneration || pod.TemplateGeneration < 0:
 		g.r.log.Warnf(g.r.ctx, "plugin %s: pod %s/%s has %s but no pod-template-generation label, so which instance is newer cannot be told; it runs as upstream runs it",

@@ -16,7 +16,8 @@
 //     version (WithPluginVersion, default: the main module's version), an
 //     instance ID (WithInstanceID, default $NRI_PLUGIN_INSTANCE_ID) and a
 //     rollout generation (WithGeneration, default $NRI_PLUGIN_GENERATION);
-//     only a plugin that opted in with WithHandover reads those variables.
+//     only a plugin that opted in with WithHandover reads those variables,
+//     and New refuses WithInstanceID and WithGeneration without it.
 //     The plugin name is what makes two instances "the same plugin".
 //
 //   - Readiness: against a handover-capable runtime, the stub becomes ready
@@ -48,13 +49,17 @@
 // # Kubernetes
 //
 // A DaemonSet plugin wires its identity through the downward API and probes
-// readiness with ReadyzHandler behind an httpGet probe on the pod's network:
+// readiness with an httpGet probe on the pod's network, which the stub
+// answers itself on $NRI_PLUGIN_READYZ_ADDR (ReadyzAddrEnvVar; a plugin that
+// serves ReadyzHandler itself leaves it unset):
 //
 //	env:
 //	- name: NRI_PLUGIN_INSTANCE_ID
 //	  valueFrom: {fieldRef: {fieldPath: metadata.uid}}
 //	- name: NRI_PLUGIN_GENERATION
 //	  valueFrom: {fieldRef: {fieldPath: "metadata.labels['pod-template-generation']"}}
+//	- name: NRI_PLUGIN_READYZ_ADDR
+//	  value: ":8080"
 //	readinessProbe:
 //	  httpGet: {path: /readyz, port: 8080}
 //

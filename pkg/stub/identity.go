@@ -43,7 +43,11 @@ func (s *stub) identityFromEnv() {
 // stub does not, so a plugin that did not opt in must not fail on them.
 func (s *stub) handoverIdentityFromEnv() error {
 	if !s.instanceIDSet {
-		s.instanceID = os.Getenv(InstanceIDEnvVar)
+		id := os.Getenv(InstanceIDEnvVar)
+		if err := checkInstanceID(id); err != nil {
+			return fmt.Errorf("$%s: %w", InstanceIDEnvVar, err)
+		}
+		s.instanceID = id
 	}
 	g := os.Getenv(GenerationEnvVar)
 	if s.generationSet || g == "" {

@@ -139,19 +139,33 @@ func WithPluginVersion(version string) Option {
 // the container restarts but differ between pods, so that the runtime can
 // recognise a superseded instance coming back: in Kubernetes, the pod UID.
 // It wins over $NRI_PLUGIN_INSTANCE_ID (InstanceIDEnvVar), the default, which
-// only a plugin that opted in with WithHandover reads.
+// only a plugin that opted in with WithHandover reads. It needs WithHandover
+// (New refuses it alone): only the handover rules use it. An id of blanks is
+// refused: it would tell no two instances apart.
 func WithInstanceID(id string) Option {
 	return func(s *stub) error {
+		if err := checkInstanceID(id); err != nil {
+			return err
+		}
 		s.instanceID, s.instanceIDSet = id, true
 		return nil
 	}
+}
+
+// checkInstanceID refuses an id of blanks; empty means none.
+func checkInstanceID(id string) error {
+	if id != "" && strings.TrimSpace(id) == "" {
+		return fmt.Errorf("instance id %q is blank: want the pod's UID, or empty for none", id)
+	}
+	return nil
 }
 
 // WithGeneration sets the rollout generation of this instance, which only
 // grows from one rollout to the next: in Kubernetes, the DaemonSet pod's
 // pod-template-generation label. 0 means unknown.
 // It wins over $NRI_PLUGIN_GENERATION (GenerationEnvVar), the default, which
-// only a plugin that opted in with WithHandover reads.
+// only a plugin that opted in with WithHandover reads. It needs WithHandover
+// (New refuses it alone): only the handover rules use it.
 func WithGeneration(generation uint64) Option {
 	return func(s *stub) error {
 		s.generation, s.generationSet = generation, true
@@ -204,8 +218,9 @@ func WithHandover() Option {
 }
 
 // readHandoverEnv applies the environment of a plugin that called
-// WithHandover, after every option: the operator's kill switch, then the
-// instance id and generation that options left unset. A plugin that did not
+// WithHandover, after every option: the operator's kill switch, the address
+// to serve /readyz on, then the instance id and generation that options left
+// unset. A plugin that did not
 // opt in reads none of it, as upstream's stub.
 func (s *stub) readHandoverEnv() error {
 	on, err := handoverFromEnv()
@@ -213,6 +228,9 @@ func (s *stub) readHandoverEnv() error {
 		return err
 	}
 	s.handover, s.handoverOff = on, !on
+	if s.readyzAddr, err = readyzAddrFromEnv(); err != nil {
+		return err
+	}
 	return s.handoverIdentityFromEnv()
 }
 

@@ -3,6 +3,7 @@ package stub
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nri-handover/nri/api"
@@ -68,26 +69,30 @@ func (deltaPlugin) SynchronizeRound(context.Context, *SyncInfo, []*api.PodSandbo
 }
 
 // An opted-in plugin without delta rounds is told, in its own log, what to
-// implement to be kept as a standby; others are not.
+// implement to be kept as a standby: once per process, at debug level (most
+// runtimes keep no standby); others are not.
 func TestNoDeltaRoundsHint(t *testing.T) {
 	t.Setenv(HandoverEnvVar, "")
-	const hint = "info: plugin 10-p opted into handover without delta rounds, so a runtime with " +
+	const hint = "debug: plugin 10-p opted into handover without delta rounds, so a runtime with " +
 		"adaptation.WithStandbyGrace cannot keep it as a standby: implement stub.SynchronizeRoundInterface"
 	for _, tc := range []struct {
 		name   string
 		p      Plugin
 		opts   []Option
-		hinted bool
+		hinted int // in two stubs created
 	}{
-		{"opted in, no delta rounds", onlyCreate{}, []Option{WithHandover()}, true},
-		{"opted in, delta rounds", deltaPlugin{}, []Option{WithHandover()}, false},
-		{"not opted in", onlyCreate{}, nil, false},
+		{"opted in, no delta rounds", onlyCreate{}, []Option{WithHandover(), WithInstanceID("i")}, 1},
+		{"opted in, delta rounds", deltaPlugin{}, []Option{WithHandover(), WithInstanceID("i")}, 0},
+		{"not opted in", onlyCreate{}, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			deltaHintOnce = sync.Once{} // a process of its own
 			log := &lineRecorder{}
-			opts := append([]Option{WithPluginName("p"), WithPluginIdx("10"), WithLogger(log), WithInstanceID("i")}, tc.opts...)
-			if _, err := New(tc.p, opts...); err != nil {
-				t.Fatal(err)
+			opts := append([]Option{WithPluginName("p"), WithPluginIdx("10"), WithLogger(log)}, tc.opts...)
+			for range 2 {
+				if _, err := New(tc.p, opts...); err != nil {
+					t.Fatal(err)
+				}
 			}
 			n := 0
 			for _, l := range log.all() {
@@ -98,9 +103,74 @@ func TestNoDeltaRoundsHint(t *testing.T) {
 					}
 				}
 			}
-			if want := map[bool]int{true: 1, false: 0}[tc.hinted]; n != want {
-				t.Errorf("hinted %d times, want %d; log: %s", n, want, log)
+			if n != tc.hinted {
+				t.Errorf("hinted %d times, want %d; log: %s", n, tc.hinted, log)
 			}
 		})
+	}
+}
+
+// WithInstanceID and WithGeneration alone would be ignored (only the
+// handover rules use them): New refuses them as it refuses
+// WithExitOnSuperseded alone, naming the option; with WithHandover, or
+// handover turned off by the kill switch, they are taken.
+func TestIdentityOptionsNeedHandover(t *testing.T) {
+	t.Setenv(HandoverEnvVar, "")
+	for _, tc := range []struct {
+		opt  Option
+		name string
+	}{
+		{WithInstanceID("uid-1"), "WithInstanceID needs WithHandover"},
+		{WithGeneration(3), "WithGeneration needs WithHandover"},
+	} {
+		_, err := New(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("New: %v, want a refusal saying %q", err, tc.name)
+		}
+		if _, err := New(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), tc.opt, WithHandover()); err != nil {
+			t.Errorf("New with WithHandover: %v", err)
+		}
+	}
+	t.Setenv(HandoverEnvVar, "off")
+	if _, err := New(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), WithHandover(), WithInstanceID("uid-1"), WithGeneration(3)); err != nil {
+		t.Fatalf("New with handover turned off: %v", err)
+	}
+}
+
+// An instance id of blanks tells no instances apart: refused from the option
+// and from the environment, naming where it came from.
+func TestBlankInstanceIDRefused(t *testing.T) {
+	t.Setenv(HandoverEnvVar, "")
+	t.Setenv(InstanceIDEnvVar, "")
+	_, err := New(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), WithHandover(), WithInstanceID("  "))
+	if err == nil || !strings.Contains(err.Error(), "is blank") {
+		t.Errorf("WithInstanceID(\"  \"): %v, want a refusal", err)
+	}
+	t.Setenv(InstanceIDEnvVar, " \t")
+	_, err = New(newTestPlugin(), WithPluginName("p"), WithPluginIdx("10"), WithHandover())
+	if err == nil || !strings.Contains(err.Error(), "$"+InstanceIDEnvVar) || !strings.Contains(err.Error(), "is blank") {
+		t.Errorf("$%s of blanks: %v, want a refusal naming it", InstanceIDEnvVar, err)
+	}
+}
+
+// An instance that was active and then superseded (by a successor with
+// handover turned off, which tells it no STANDBY, for one) does not go on
+// reporting ACTIVE.
+func TestRoleAfterSuperseded(t *testing.T) {
+	p := newTestPlugin()
+	s, rt := newTestStub(t, p, WithHandover())
+	runStub(t, s, context.Background())
+	rt.connect(true)
+	if err := rt.role(api.PluginRole_PLUGIN_ROLE_ACTIVE); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, p.roleC, "role change")
+	if s.Role() != api.PluginRole_PLUGIN_ROLE_ACTIVE {
+		t.Fatalf("role %s before the supersession", s.Role())
+	}
+	supersede(t, rt)
+	eventually(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.cur.shutdown != nil }, "shutdown received")
+	if r := s.Role(); r == api.PluginRole_PLUGIN_ROLE_ACTIVE {
+		t.Errorf("role %s after the runtime said it was superseded", r)
 	}
 }

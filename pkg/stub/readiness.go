@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	stdnet "net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // readyState is where this instance stands in a rollout.
@@ -173,4 +176,79 @@ func (r *readiness) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	}
 	w.WriteHeader(http.StatusServiceUnavailable)
 	fmt.Fprintf(w, "not ready: %s\n", why)
+}
+
+// ReadyzAddrEnvVar, in the environment of a plugin that opted in with
+// WithHandover, makes the stub serve ReadyzHandler at /readyz on that
+// address (host:port, such as ":8080", on the pod's network) from Start or
+// Run until Stop or Run returns, so that the manifest's httpGet
+// readinessProbe is answered with no code beyond WithHandover. Unset, the
+// stub serves nothing and a plugin may serve ReadyzHandler itself.
+const ReadyzAddrEnvVar = "NRI_PLUGIN_READYZ_ADDR"
+
+// readyzAddrFromEnv reads ReadyzAddrEnvVar; a value that is no address is
+// an error rather than a probe that never succeeds.
+func readyzAddrFromEnv() (string, error) {
+	addr := strings.TrimSpace(os.Getenv(ReadyzAddrEnvVar))
+	if addr == "" {
+		return "", nil
+	}
+	_, port, err := stdnet.SplitHostPort(addr)
+	if err == nil {
+		if n, perr := strconv.Atoi(port); perr != nil || n < 1 || n > 65535 {
+			err = fmt.Errorf("port %q is not a number from 1 to 65535", port)
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("$%s=%q: want host:port to serve /readyz on, such as :8080: %w", ReadyzAddrEnvVar, addr, err)
+	}
+	return addr, nil
+}
+
+// readyzServer serves /readyz on ReadyzAddrEnvVar's address.
+type readyzServer struct {
+	srv  *http.Server
+	done chan struct{}
+}
+
+// serveReadyz starts serving /readyz if the environment asked for it and it
+// is not served yet, and tells whether it started it. A port that cannot be
+// bound fails the start: the readinessProbe would never succeed, and the
+// rollout would stall silently.
+func (s *stub) serveReadyz() (started bool, err error) {
+	if s.readyzAddr == "" {
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.readyz != nil {
+		return false, nil
+	}
+	lis, err := stdnet.Listen("tcp", s.readyzAddr)
+	if err != nil {
+		return false, fmt.Errorf("plugin %s: serving /readyz ($%s): %w", s.Name(), ReadyzAddrEnvVar, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/readyz", s.ready)
+	z := &readyzServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, done: make(chan struct{})}
+	go func() {
+		defer close(z.done)
+		_ = z.srv.Serve(lis) // ends with Close
+	}()
+	s.readyz = z
+	s.logger.Infof(context.Background(), "plugin %s serves /readyz on %s ($%s)", s.Name(), lis.Addr(), ReadyzAddrEnvVar)
+	return true, nil
+}
+
+// stopReadyz stops serving /readyz, if served, and waits for the server.
+func (s *stub) stopReadyz() {
+	s.mu.Lock()
+	z := s.readyz
+	s.readyz = nil
+	s.mu.Unlock()
+	if z == nil {
+		return
+	}
+	z.srv.Close()
+	<-z.done
 }

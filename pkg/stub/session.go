@@ -50,6 +50,9 @@ func (s *stub) Start(ctx context.Context) error {
 }
 
 func (s *stub) start(ctx context.Context) (*session, error) {
+	if _, err := s.serveReadyz(); err != nil {
+		return nil, err
+	}
 	sess, err := s.open(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", s.Name(), err)
@@ -130,6 +133,15 @@ func (s *stub) dialSession(ctx context.Context, conn stdnet.Conn) (*session, err
 
 // Run starts the plugin and blocks until it is done; see Stub.Run.
 func (s *stub) Run(ctx context.Context) error {
+	// Served until Run returns, if this Run started serving it: a Run
+	// refused because the stub is already started leaves it to that start.
+	serving, err := s.serveReadyz()
+	if err != nil {
+		return err
+	}
+	if serving {
+		defer s.stopReadyz()
+	}
 	sess, err := s.start(ctx)
 	if err != nil {
 		return err
@@ -157,8 +169,10 @@ func (s *stub) Run(ctx context.Context) error {
 	return err
 }
 
-// Stop closes the current connection and releases a held superseded Run.
+// Stop closes the current connection, releases a held superseded Run and
+// stops serving /readyz.
 func (s *stub) Stop() {
+	defer s.stopReadyz()
 	s.mu.Lock()
 	sess := s.cur
 	if sess != nil {

@@ -2,12 +2,12 @@ package stub
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	stdnet "net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,7 +78,9 @@ type HandoverStub interface {
 	// current connection. Without it the stub is a plain NRI plugin and
 	// readiness means "registered and synchronized".
 	HandoverAvailable() bool
-	// Role is the role the runtime last assigned (handover runtimes only).
+	// Role is the role the runtime last assigned (handover runtimes only),
+	// UNSPECIFIED once it shut this instance down (superseded, for one) or
+	// the connection ended.
 	Role() api.PluginRole
 	// Ready tells whether the runtime routes this plugin's events to this
 	// instance: it confirmed the instance active (handover runtimes) or
@@ -89,6 +91,8 @@ type HandoverStub interface {
 	// ReadyzHandler serves readiness for an httpGet readinessProbe: 200
 	// while Ready and, with WithHandover, after this instance handed over
 	// until it is stopped (the body says which), 503 otherwise.
+	// With WithHandover and $NRI_PLUGIN_READYZ_ADDR (ReadyzAddrEnvVar) the
+	// stub serves it at /readyz itself.
 	ReadyzHandler() http.Handler
 }
 
@@ -111,6 +115,7 @@ type stub struct {
 	instanceID       string
 	generation       uint64
 	readyFile        string
+	readyzAddr       string // $NRI_PLUGIN_READYZ_ADDR, read under WithHandover
 	exitOnSuperseded bool
 	handover         bool // WithHandover
 	handoverOff      bool // WithHandover, turned off by $NRI_PLUGIN_HANDOVER
@@ -122,6 +127,7 @@ type stub struct {
 	conn                stdnet.Conn // from WithConnection, used by the first Start
 	starting            bool        // a Start is connecting
 	cur                 *session    // the current or last connection
+	readyz              *readyzServer
 	registrationTimeout time.Duration
 	requestTimeout      time.Duration
 	runtimeNRIVersion   string
@@ -158,11 +164,8 @@ func newStub(p Plugin, opts ...Option) (*stub, error) {
 			return nil, fmt.Errorf("creating NRI stub: %w", err)
 		}
 	}
-	if s.exitOnSuperseded && !s.optedIn() {
-		// Only a plugin that opted in is ever told it was superseded: the
-		// option would do nothing, and its author would not know.
-		return nil, fmt.Errorf("creating NRI stub: %w", errOption(errors.New(
-			"WithExitOnSuperseded needs WithHandover: the runtime tells only a plugin that opted into handover that it was superseded")))
+	if err := s.checkNeedsHandover(); err != nil {
+		return nil, fmt.Errorf("creating NRI stub: %w", errOption(err))
 	}
 	if err := s.completeIdentity(); err != nil {
 		return nil, fmt.Errorf("creating NRI stub: %w", err)
@@ -183,12 +186,49 @@ func newStub(p Plugin, opts ...Option) (*stub, error) {
 			s.Name(), InstanceIDEnvVar, GenerationEnvVar)
 	}
 	if s.handover && s.h.syncRound == nil {
-		// The runtime says so too, but in its own log, which the plugin's
-		// author may never read.
-		s.logger.Infof(context.Background(), "plugin %s opted into handover without delta rounds, so a runtime with "+
-			"adaptation.WithStandbyGrace cannot keep it as a standby: implement stub.SynchronizeRoundInterface", s.Name())
+		// The runtime says so too, when it matters (it has a standby
+		// grace), but in its own log, which the plugin's author may never
+		// read. Most runtimes keep no standby: once per process, at debug.
+		deltaHintOnce.Do(func() {
+			s.logger.Debugf(context.Background(), "plugin %s opted into handover without delta rounds, so a runtime with "+
+				"adaptation.WithStandbyGrace cannot keep it as a standby: implement stub.SynchronizeRoundInterface", s.Name())
+		})
 	}
 	return s, nil
+}
+
+// deltaHintOnce logs the hint about delta rounds once per process.
+var deltaHintOnce sync.Once
+
+// checkNeedsHandover refuses the options that do nothing without
+// WithHandover: only a plugin that opted in is told it was superseded, and
+// only the handover rules use an instance id and a generation. Silently
+// ignored, their author would not know.
+func (s *stub) checkNeedsHandover() error {
+	if s.optedIn() {
+		return nil
+	}
+	var opts, why []string
+	if s.instanceIDSet {
+		opts = append(opts, "WithInstanceID")
+	}
+	if s.generationSet {
+		opts = append(opts, "WithGeneration")
+	}
+	if len(opts) > 0 {
+		why = append(why, "the runtime uses an instance id and a generation only for handover")
+	}
+	if s.exitOnSuperseded {
+		opts = append(opts, "WithExitOnSuperseded")
+		why = append(why, "the runtime tells only a plugin that opted into handover that it was superseded")
+	}
+	switch len(opts) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%s needs WithHandover: %s", opts[0], strings.Join(why, "; "))
+	}
+	return fmt.Errorf("%s need WithHandover: %s", strings.Join(opts, " and "), strings.Join(why, "; "))
 }
 
 // NewHandoverStub is New returning the stub as a HandoverStub. It changes
@@ -246,10 +286,14 @@ func (s *stub) HandoverAvailable() bool {
 	return s.cur != nil && s.cur.handover
 }
 
+// Role is UNSPECIFIED once the runtime shut the instance down or the
+// connection ended: a superseded instance is not told STANDBY (by a
+// successor with handover turned off, for one), and must not go on
+// reporting ACTIVE.
 func (s *stub) Role() api.PluginRole {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cur == nil {
+	if s.cur == nil || s.cur.shutdown != nil || s.cur.closed {
 		return api.PluginRole_PLUGIN_ROLE_UNSPECIFIED
 	}
 	return s.cur.role

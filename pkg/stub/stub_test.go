@@ -158,7 +158,7 @@ func TestRegistrationCarriesVersionedIdentity(t *testing.T) {
 		t.Error("no NRI library version")
 	}
 
-	s2, err := NewHandoverStub(onlyCreate{}, WithPluginName("x"), WithPluginIdx("01"), WithInstanceID("opt"), WithGeneration(3), quiet)
+	s2, err := NewHandoverStub(onlyCreate{}, WithPluginName("x"), WithPluginIdx("01"), WithInstanceID("opt"), WithGeneration(3), WithHandover(), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,10 +168,10 @@ func newPlugin(t *testing.T, sock string, k int, handover bool) *plugin {
 		stub.WithPluginName("leak-" + strconv.Itoa(k)), stub.WithPluginIdx("10"), stub.WithSocketPath(sock),
 		stub.WithLogger(stub.NewSlogLogger(quietLog)),
 		stub.WithPluginVersion("1.0." + strconv.FormatUint(g, 10)),
-		stub.WithInstanceID("leak-" + strconv.FormatUint(g, 10)), stub.WithGeneration(g),
 	}
 	if handover {
-		opts = append(opts, stub.WithHandover())
+		opts = append(opts, stub.WithHandover(),
+			stub.WithInstanceID("leak-"+strconv.FormatUint(g, 10)), stub.WithGeneration(g))
 	}
 	s, err := stub.NewHandoverStub(p, opts...)
 	if err != nil {

@@ -7,6 +7,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,13 +148,17 @@ func TestPluginModuleHandover(t *testing.T) {
 		return adj.GetAnnotations()["handled-by"]
 	}
 
-	v1 := start(t, bin, "-socket", rt.SocketPath(), "-version", "v1", "-instance", "pod-a", "-generation", "1")
+	// As deploy/daemonset.yaml runs it: the stub answers the readinessProbe
+	// on $NRI_PLUGIN_READYZ_ADDR, with no code in the plugin for it.
+	readyz := freeAddr(t)
+	v1 := start(t, []string{"NRI_PLUGIN_READYZ_ADDR=" + readyz}, bin, "-socket", rt.SocketPath(), "-version", "v1", "-instance", "pod-a", "-generation", "1")
 	v1.await(t, "role PLUGIN_ROLE_ACTIVE")
+	awaitReadyz(t, readyz, "ok: active") // the stub turns ready right after the plugin's RoleChange returned
 	if got := handledBy("c1"); got != "v1" {
 		t.Fatalf("c1 handled by %q, want v1", got)
 	}
 
-	v2 := start(t, bin, "-socket", rt.SocketPath(), "-version", "v2", "-instance", "pod-b", "-generation", "2")
+	v2 := start(t, nil, bin, "-socket", rt.SocketPath(), "-version", "v2", "-instance", "pod-b", "-generation", "2")
 	v1.await(t, "shutdown SHUTDOWN_REASON_SUPERSEDED")
 	v2.await(t, "role PLUGIN_ROLE_ACTIVE")
 	if got := handledBy("c2"); got != "v2" {
@@ -216,9 +224,50 @@ type proc struct {
 	seen  []string
 }
 
-func start(t *testing.T, bin string, args ...string) *proc {
+// freeAddr is a loopback address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// awaitReadyz asks a plugin's /readyz, as a readinessProbe does, until it
+// answers 200 with a body saying want.
+func awaitReadyz(t *testing.T, addr, want string) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(waitTimeout)
+	var last string
+	for {
+		rsp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			body, _ := io.ReadAll(rsp.Body)
+			rsp.Body.Close()
+			last = fmt.Sprintf("%d %q", rsp.StatusCode, body)
+			if rsp.StatusCode == http.StatusOK && strings.Contains(string(body), want) {
+				return
+			}
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-tick.C:
+		case <-timeout:
+			t.Fatalf("/readyz on %s: %s, want 200 saying %q", addr, last, want)
+		}
+	}
+}
+
+// start runs a plugin binary with env added to this process's environment.
+func start(t *testing.T, env []string, bin string, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(bin, args...), lines: make(chan string, 64), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

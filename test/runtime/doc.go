@@ -10,6 +10,10 @@
 // so that plugin processes can record which dispatch they handled and suites
 // can prove exactly-once delivery from both sides.
 //
+// WaitSynchronized waits until a plugin instance joined and the updates its
+// Synchronize asked for were applied, for a test that checks what the
+// plugin reconciled.
+//
 // WithContainerdLocking adds containerd's locking shape (its internal/nri):
 // one mutex held around every call into the adaptation, Stop included, and
 // taken inside the SyncFn and UpdateFn; NotifyContainerExit relays a

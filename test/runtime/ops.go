@@ -403,8 +403,9 @@ func MemoryResources(limit int64) *api.LinuxResources {
 // BlockPluginSync shares), as at the start of every operation. A plugin
 // synchronized under that lock (upstream's way, and ours for plugins without
 // handover) has been committed or rejected when it returns; our adaptation
-// synchronizes handover-capable plugins before taking the lock, so wait for
-// their activation instead.
+// synchronizes handover-capable plugins before taking the lock, and applies
+// every plugin's synchronization updates after it: WaitSynchronized waits for
+// both.
 func (r *Runtime) Barrier() {
 	r.nri.BlockPluginSync().Unblock()
 }

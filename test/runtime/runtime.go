@@ -31,6 +31,7 @@ type Runtime struct {
 	stopOnce sync.Once
 
 	syncCalls, syncReturns atomic.Int64 // SyncFn entered (before taking any lock) and returned
+	joins                  *joins       // the plugins' joins (WaitSynchronized)
 
 	pods        map[string]*api.PodSandbox
 	stoppedPods map[string]bool
@@ -54,6 +55,7 @@ type config struct {
 	extra         []adaptation.Option
 
 	containerdLocking bool
+	metrics           adaptation.Metrics // WithMetrics
 }
 
 // Option configures a Runtime.
@@ -111,10 +113,12 @@ func New(opts ...Option) (*Runtime, error) {
 		pods:        map[string]*api.PodSandbox{},
 		stoppedPods: map[string]bool{},
 		ctrs:        map[string]*api.Container{},
+		joins:       newJoins(),
 	}
 	for _, o := range opts {
 		o(&r.cfg)
 	}
+	r.joins.next = r.cfg.metrics
 	if r.cfg.dir == "" {
 		// Unix socket paths must stay below 108 bytes: use a short /tmp path
 		// rather than the (possibly long) test temp directory.
@@ -128,7 +132,7 @@ func New(opts ...Option) (*Runtime, error) {
 		r.cfg.socket = filepath.Join(r.cfg.dir, "nri.sock")
 	}
 
-	aopts := []adaptation.Option{adaptation.WithSocketPath(r.cfg.socket)}
+	aopts := []adaptation.Option{adaptation.WithSocketPath(r.cfg.socket), adaptation.WithMetrics(r.joins)}
 	// Never pick up plugins from the host's default directories.
 	pluginPath := r.cfg.pluginPath
 	if pluginPath == "" {

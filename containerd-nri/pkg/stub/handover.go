@@ -95,6 +95,8 @@ const (
 	InstanceIDEnvVar = ours.InstanceIDEnvVar
 	// GenerationEnvVar gives an opted-in plugin its default rollout generation.
 	GenerationEnvVar = ours.GenerationEnvVar
+	// ReadyzAddrEnvVar makes an opted-in plugin's stub serve /readyz there.
+	ReadyzAddrEnvVar = ours.ReadyzAddrEnvVar
 )
 
 // Why the connection ended, for errors.Is on Run's error.

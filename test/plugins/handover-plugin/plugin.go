@@ -67,7 +67,14 @@ func (p *plugin) stubOptions() []stub.Option {
 	if p.o.readyFile != "" {
 		opts = append(opts, stub.WithReadyFile(p.o.readyFile))
 	}
-	if !p.o.legacy {
+	switch {
+	case !p.o.legacy:
+		opts = append(opts, stub.WithHandover())
+	case p.o.instance != "" || p.o.generation != 0:
+		// The stub takes an identity only from a plugin that opted in: a
+		// legacy instance with one is a plugin whose handover the operator
+		// turned off, which registers it without the feature.
+		os.Setenv(stub.HandoverEnvVar, "off")
 		opts = append(opts, stub.WithHandover())
 	}
 	return opts

@@ -138,7 +138,14 @@ func stubOptions(o *options) []stub.Option {
 	if o.readyFile != "" {
 		opts = append(opts, stub.WithReadyFile(o.readyFile))
 	}
-	if o.handover {
+	switch {
+	case o.handover:
+		opts = append(opts, stub.WithHandover())
+	case o.instance != "" || o.generation != 0:
+		// The stub takes an identity only from a plugin that opted in: an
+		// instance with one but no handover is a plugin whose handover the
+		// operator turned off, which registers it without the feature.
+		os.Setenv(stub.HandoverEnvVar, "off")
 		opts = append(opts, stub.WithHandover())
 	}
 	if o.exitOnSuperseded {

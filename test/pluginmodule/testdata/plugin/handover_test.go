@@ -1,7 +1,8 @@
 // A test a plugin's author can copy: two instances of the plugin, run
 // in-process against nri-handover's in-memory runtime as a rollout runs
-// them, and v2 takes over from v1. README.md, "Try a handover before
-// deploying", points here; test/pluginmodule runs it in a module of its own.
+// them, and v2 takes over from v1; each one's synchronization reconciles the
+// containers it finds. README.md, "Try a handover before deploying", points
+// here; test/pluginmodule runs it in a module of its own.
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/stub"
 	testruntime "github.com/nri-handover/nri/test/runtime"
 )
@@ -37,6 +39,15 @@ func TestHandover(t *testing.T) {
 		}
 		return adj.GetAnnotations()["handled-by"]
 	}
+	// The plugin's synchronization sets every container's CPU shares to
+	// reconciledShares; what it reconciled is in the runtime once
+	// WaitSynchronized returned.
+	shares := func(id string) uint64 {
+		return rt.Container(id).GetLinux().GetResources().GetCpu().GetShares().GetValue()
+	}
+	if _, err := rt.CreateContainer(ctx, testruntime.NewContainer("pod0", "c0")); err != nil {
+		t.Fatal(err)
+	}
 
 	// run starts one instance, as one pod of the DaemonSet would: its own
 	// instance id, and a generation that grows with every rollout. In a pod
@@ -53,17 +64,31 @@ func TestHandover(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- s.Run(ctx) }()
-		if err := s.WaitReady(ctx); err != nil { // ready: the runtime made it active
-			t.Fatalf("%s never became active: %v", version, err)
+		// The runtime made it active and applied the updates its
+		// synchronization asked for (WaitReady returns before they are).
+		if err := rt.WaitSynchronized(ctx, s); err != nil {
+			t.Fatalf("%s never synchronized: %v", version, err)
 		}
 		return s, done
 	}
 
 	_, v1Done := run("v1", "pod-a", 1)
+	if got := shares("c0"); got != reconciledShares {
+		t.Fatalf("c0 has %d CPU shares after v1 synchronized, want %d", got, reconciledShares)
+	}
 	if got := handledBy("c1"); got != "v1" {
 		t.Fatalf("c1 handled by %q, want v1", got)
 	}
+	// Something else changes c0 meanwhile; v2's synchronization puts it back.
+	if err := rt.UpdateContainer(ctx, "c0", &api.LinuxResources{Cpu: &api.LinuxCPU{Shares: &api.OptionalUInt64{Value: 2}}}); err != nil {
+		t.Fatal(err)
+	}
 	v2, v2Done := run("v2", "pod-b", 2)
+	for _, id := range []string{"c0", "c1"} {
+		if got := shares(id); got != reconciledShares {
+			t.Fatalf("%s has %d CPU shares after v2 took over, want %d", id, got, reconciledShares)
+		}
+	}
 	if got := handledBy("c2"); got != "v2" {
 		t.Fatalf("c2 handled by %q after the handover, want v2 alone", got)
 	}

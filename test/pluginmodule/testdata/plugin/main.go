@@ -17,6 +17,19 @@ import (
 
 type plugin struct{ version string }
 
+// reconciledShares is the CPU shares the plugin keeps every container at:
+// its synchronization sets them on every container it is told of.
+const reconciledShares = 512
+
+func (p plugin) Synchronize(_ context.Context, _ []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	var updates []*api.ContainerUpdate
+	for _, c := range ctrs {
+		updates = append(updates, &api.ContainerUpdate{ContainerId: c.GetId(), Linux: &api.LinuxContainerUpdate{
+			Resources: &api.LinuxResources{Cpu: &api.LinuxCPU{Shares: &api.OptionalUInt64{Value: reconciledShares}}}}})
+	}
+	return updates, nil
+}
+
 func (p plugin) CreateContainer(_ context.Context, _ *api.PodSandbox, _ *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
 	return &api.ContainerAdjustment{Annotations: map[string]string{"handled-by": p.version}}, nil, nil
 }
