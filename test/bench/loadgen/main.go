@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"time"
 )
@@ -107,7 +108,9 @@ type SyncResult struct {
 //
 // CMD is the plugin's command line; PluginFlags are appended to it.
 //
-// With NRI_BENCH_CPUPROFILE set, the runtime writes a CPU profile there.
+// With NRI_BENCH_CPUPROFILE set, the runtime writes a CPU profile there;
+// with NRI_BENCH_MEMPROFILE, an allocation profile of the whole run (every
+// allocation sampled).
 func Main(f Factory) {
 	if path := os.Getenv("NRI_BENCH_CPUPROFILE"); path != "" {
 		if pf, err := os.Create(path); err == nil {
@@ -116,7 +119,14 @@ func Main(f Factory) {
 			}
 		}
 	}
+	memProfile := os.Getenv("NRI_BENCH_MEMPROFILE")
+	if memProfile != "" {
+		runtime.MemProfileRate = 1
+	}
 	res, err := run(f, os.Args[1:])
+	if memProfile != "" {
+		writeHeapProfile(memProfile)
+	}
 	if err != nil {
 		res = &Result{Err: err.Error()}
 	}
@@ -435,6 +445,17 @@ func (s *session) sync() (*Result, error) {
 		RSSGrowthMiB:     after.RSSMiB - before.RSSMiB,
 		PeakRSSGrowthMiB: mib(peakRSSBytes()) - before.RSSMiB,
 	}}, nil
+}
+
+// writeHeapProfile writes the allocation profile to path; a failure only
+// loses the profile.
+func writeHeapProfile(path string) {
+	pf, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	defer pf.Close()
+	_ = pprof.Lookup("allocs").WriteTo(pf, 0)
 }
 
 // ParseResult decodes the last JSON line of a benchmark runtime's output.
