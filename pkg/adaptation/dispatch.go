@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/nri-handover/nri/api"
 )
@@ -57,7 +56,7 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 	// runtime sent it, which merging the replies edits in place.
 	var sent *api.Container
 	if r.ledger.recording() {
-		sent = proto.Clone(req.GetContainer()).(*api.Container)
+		sent = cloneContainer(req.GetContainer())
 	}
 
 	plugins := r.reg.active()

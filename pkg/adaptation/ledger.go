@@ -87,7 +87,7 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 	set := func(key string, m proto.Message, entry func() *ledgerEntry) {
 		seen[key] = true
 		old, ok := l.objs[key]
-		if ok && (old.ver > from || !old.removed && proto.Equal(old.msg(), m)) {
+		if ok && (old.ver > from || !old.removed && sameObject(old.msg(), m)) {
 			return
 		}
 		e := entry()
@@ -96,10 +96,10 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		l.objs[key] = e
 	}
 	for _, p := range pods {
-		set("pod/"+p.GetId(), p, func() *ledgerEntry { return &ledgerEntry{pod: proto.Clone(p).(*api.PodSandbox)} })
+		set("pod/"+p.GetId(), p, func() *ledgerEntry { return &ledgerEntry{pod: clonePod(p)} })
 	}
 	for _, c := range ctrs {
-		set("ctr/"+c.GetId(), c, func() *ledgerEntry { return &ledgerEntry{ctr: proto.Clone(c).(*api.Container)} })
+		set("ctr/"+c.GetId(), c, func() *ledgerEntry { return &ledgerEntry{ctr: cloneContainer(c)} })
 	}
 	for key, e := range l.objs {
 		if !seen[key] && !e.removed && e.ver <= from {
@@ -143,8 +143,8 @@ func (l *ledger) bump(key string) {
 }
 
 // note records what an event implies for its object. For CreateContainer,
-// req holds the container as the runtime sent it (not as merging the replies
-// edited it) and rsp the merged adjustment the runtime applies to it; failed
+// req holds a copy the ledger may keep of the container as the runtime sent
+// it (not as merging the replies edited it) and rsp the merged adjustment the runtime applies to it; failed
 // tells that the container is not created. The caller holds the
 // adaptation's lock.
 func (l *ledger) note(event api.Event, req any, rsp *api.CreateContainerResponse, failed bool) {
@@ -169,7 +169,10 @@ func (l *ledger) note(event api.Event, req any, rsp *api.CreateContainerResponse
 // sets the container's state; removals leave a tombstone.
 func implied(event api.Event, req any, rsp *api.CreateContainerResponse) (string, *ledgerEntry) {
 	if r, ok := req.(interface{ GetContainer() *api.Container }); ok && r.GetContainer() != nil {
-		c := proto.Clone(r.GetContainer()).(*api.Container)
+		c := r.GetContainer()
+		if event != api.Event_CREATE_CONTAINER { // CreateContainer's is the caller's copy
+			c = cloneContainer(c)
+		}
 		key := "ctr/" + c.GetId()
 		switch event {
 		case api.Event_CREATE_CONTAINER:
@@ -196,7 +199,7 @@ func implied(event api.Event, req any, rsp *api.CreateContainerResponse) (string
 		if event == api.Event_REMOVE_POD_SANDBOX {
 			return key, &ledgerEntry{removed: true}
 		}
-		return key, &ledgerEntry{pod: proto.Clone(r.GetPod()).(*api.PodSandbox)}
+		return key, &ledgerEntry{pod: clonePod(r.GetPod())}
 	}
 	return "", nil
 }
