@@ -84,22 +84,26 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 	seen := make(map[string]bool, len(pods)+len(ctrs))
 	// Only what differs is copied: a join under the gate runs this while
 	// runtime operations wait.
-	set := func(key string, m proto.Message, entry func() *ledgerEntry) {
+	set := func(key string, m proto.Message, entry func(old *ledgerEntry) *ledgerEntry) {
 		seen[key] = true
 		old, ok := l.objs[key]
 		if ok && (old.ver > from || !old.removed && sameObject(old.msg(), m)) {
 			return
 		}
-		e := entry()
+		e := entry(old)
 		l.bump(key)
 		e.ver = l.ver
 		l.objs[key] = e
 	}
 	for _, p := range pods {
-		set("pod/"+p.GetId(), p, func() *ledgerEntry { return &ledgerEntry{pod: clonePod(p)} })
+		set("pod/"+p.GetId(), p, func(old *ledgerEntry) *ledgerEntry {
+			return &ledgerEntry{pod: clonePodReusing(p, old.getPod())}
+		})
 	}
 	for _, c := range ctrs {
-		set("ctr/"+c.GetId(), c, func() *ledgerEntry { return &ledgerEntry{ctr: cloneContainer(c)} })
+		set("ctr/"+c.GetId(), c, func(old *ledgerEntry) *ledgerEntry {
+			return &ledgerEntry{ctr: cloneContainerReusing(c, old.getCtr())}
+		})
 	}
 	for key, e := range l.objs {
 		if !seen[key] && !e.removed && e.ver <= from {
@@ -114,6 +118,22 @@ func (l *ledger) version() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.ver
+}
+
+// getPod and getCtr are the entry's object, if any: what a new copy of it
+// may share (cloneContainerReusing).
+func (e *ledgerEntry) getPod() *api.PodSandbox {
+	if e == nil {
+		return nil
+	}
+	return e.pod
+}
+
+func (e *ledgerEntry) getCtr() *api.Container {
+	if e == nil {
+		return nil
+	}
+	return e.ctr
 }
 
 func (e *ledgerEntry) msg() proto.Message {
@@ -153,7 +173,7 @@ func (l *ledger) note(event api.Event, req any, rsp *api.CreateContainerResponse
 	if !l.kept || !l.seeded || failed && event == api.Event_CREATE_CONTAINER {
 		return
 	}
-	key, e := implied(event, req, rsp)
+	key, e := implied(event, req, rsp, l.objs)
 	switch {
 	case e == nil:
 	case e.removed:
@@ -166,14 +186,15 @@ func (l *ledger) note(event api.Event, req any, rsp *api.CreateContainerResponse
 }
 
 // implied is the state an event leaves its object in: a container event
-// sets the container's state; removals leave a tombstone.
-func implied(event api.Event, req any, rsp *api.CreateContainerResponse) (string, *ledgerEntry) {
+// sets the container's state; removals leave a tombstone. The copy shares
+// what is unchanged with the object's entry in objs.
+func implied(event api.Event, req any, rsp *api.CreateContainerResponse, objs map[string]*ledgerEntry) (string, *ledgerEntry) {
 	if r, ok := req.(interface{ GetContainer() *api.Container }); ok && r.GetContainer() != nil {
 		c := r.GetContainer()
-		if event != api.Event_CREATE_CONTAINER { // CreateContainer's is the caller's copy
-			c = cloneContainer(c)
-		}
 		key := "ctr/" + c.GetId()
+		if event != api.Event_CREATE_CONTAINER { // CreateContainer's is the caller's copy
+			c = cloneContainerReusing(c, objs[key].getCtr())
+		}
 		switch event {
 		case api.Event_CREATE_CONTAINER:
 			// The container as the runtime reports it once created with
@@ -199,7 +220,7 @@ func implied(event api.Event, req any, rsp *api.CreateContainerResponse) (string
 		if event == api.Event_REMOVE_POD_SANDBOX {
 			return key, &ledgerEntry{removed: true}
 		}
-		return key, &ledgerEntry{pod: clonePod(r.GetPod())}
+		return key, &ledgerEntry{pod: clonePodReusing(r.GetPod(), objs[key].getPod())}
 	}
 	return "", nil
 }

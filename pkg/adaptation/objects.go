@@ -22,53 +22,105 @@ import (
 // either message and not here.
 
 // clonePod returns a deep copy of p, as proto.Clone would.
-func clonePod(p *api.PodSandbox) *api.PodSandbox {
+func clonePod(p *api.PodSandbox) *api.PodSandbox { return clonePodReusing(p, nil) }
+
+// clonePodReusing copies p as clonePod does, but takes each map, list and
+// nested message from prev where they are equal: prev is the ledger's,
+// which never modifies what it holds, so the two may share it. An event
+// changes little of its object; copying only that keeps an event's cost
+// small.
+func clonePodReusing(p, prev *api.PodSandbox) *api.PodSandbox {
 	if p == nil || len(p.ProtoReflect().GetUnknown()) > 0 {
 		return cloneMsg(p)
+	}
+	if prev == nil {
+		prev = &api.PodSandbox{}
 	}
 	return &api.PodSandbox{
 		Id:             p.Id,
 		Name:           p.Name,
 		Uid:            p.Uid,
 		Namespace:      p.Namespace,
-		Labels:         cloneMap(p.Labels),
-		Annotations:    cloneMap(p.Annotations),
+		Labels:         reuseMap(p.Labels, prev.Labels),
+		Annotations:    reuseMap(p.Annotations, prev.Annotations),
 		RuntimeHandler: p.RuntimeHandler,
-		Linux:          cloneMsg(p.Linux),
+		Linux:          reuseMsg(p.Linux, prev.Linux),
 		Pid:            p.Pid,
-		Ips:            cloneStrings(p.Ips),
+		Ips:            reuseStrings(p.Ips, prev.Ips),
 	}
 }
 
 // cloneContainer returns a deep copy of c, as proto.Clone would.
-func cloneContainer(c *api.Container) *api.Container {
+func cloneContainer(c *api.Container) *api.Container { return cloneContainerReusing(c, nil) }
+
+// cloneContainerReusing copies c reusing what it shares with prev (see
+// clonePodReusing).
+func cloneContainerReusing(c, prev *api.Container) *api.Container {
 	if c == nil || len(c.ProtoReflect().GetUnknown()) > 0 {
 		return cloneMsg(c)
+	}
+	if prev == nil {
+		prev = &api.Container{}
 	}
 	return &api.Container{
 		Id:            c.Id,
 		PodSandboxId:  c.PodSandboxId,
 		Name:          c.Name,
 		State:         c.State,
-		Labels:        cloneMap(c.Labels),
-		Annotations:   cloneMap(c.Annotations),
-		Args:          cloneStrings(c.Args),
-		Env:           cloneStrings(c.Env),
-		Mounts:        cloneMounts(c.Mounts),
-		Hooks:         cloneMsg(c.Hooks),
-		Linux:         cloneMsg(c.Linux),
+		Labels:        reuseMap(c.Labels, prev.Labels),
+		Annotations:   reuseMap(c.Annotations, prev.Annotations),
+		Args:          reuseStrings(c.Args, prev.Args),
+		Env:           reuseStrings(c.Env, prev.Env),
+		Mounts:        reuseMounts(c.Mounts, prev.Mounts),
+		Hooks:         reuseMsg(c.Hooks, prev.Hooks),
+		Linux:         reuseMsg(c.Linux, prev.Linux),
 		Pid:           c.Pid,
-		Rlimits:       cloneMsgs(c.Rlimits),
+		Rlimits:       reuseMsgs(c.Rlimits, prev.Rlimits),
 		CreatedAt:     c.CreatedAt,
 		StartedAt:     c.StartedAt,
 		FinishedAt:    c.FinishedAt,
 		ExitCode:      c.ExitCode,
 		StatusReason:  c.StatusReason,
 		StatusMessage: c.StatusMessage,
-		CDIDevices:    cloneMsgs(c.CDIDevices),
-		User:          cloneMsg(c.User),
-		Image:         cloneMsg(c.Image),
+		CDIDevices:    reuseMsgs(c.CDIDevices, prev.CDIDevices),
+		User:          reuseMsg(c.User, prev.User),
+		Image:         reuseMsg(c.Image, prev.Image),
 	}
+}
+
+func reuseMap(m, prev map[string]string) map[string]string {
+	if len(m) > 0 && maps.Equal(m, prev) {
+		return prev
+	}
+	return cloneMap(m)
+}
+
+func reuseStrings(s, prev []string) []string {
+	if len(s) > 0 && slices.Equal(s, prev) {
+		return prev
+	}
+	return cloneStrings(s)
+}
+
+func reuseMounts(s, prev []*api.Mount) []*api.Mount {
+	if len(s) > 0 && slices.EqualFunc(s, prev, sameMount) {
+		return prev
+	}
+	return cloneMounts(s)
+}
+
+func reuseMsg[E any, T message[E]](m, prev T) T {
+	if m != nil && sameMsg(m, prev) {
+		return prev
+	}
+	return cloneMsg(m)
+}
+
+func reuseMsgs[E any, T message[E]](s, prev []T) []T {
+	if len(s) > 0 && slices.EqualFunc(s, prev, sameMsg[E, T]) {
+		return prev
+	}
+	return cloneMsgs(s)
 }
 
 func cloneMounts(in []*api.Mount) []*api.Mount {
@@ -94,6 +146,13 @@ func cloneMap(m map[string]string) map[string]string {
 	return maps.Clone(m)
 }
 
+// message is a pointer to a generated message type, which can be compared
+// with nil without calling its ProtoReflect (which allocates for nil).
+type message[E any] interface {
+	*E
+	proto.Message
+}
+
 // cloneStrings copies a repeated string field; proto.Clone leaves an empty
 // one nil.
 func cloneStrings(s []string) []string {
@@ -104,23 +163,23 @@ func cloneStrings(s []string) []string {
 }
 
 // cloneMsg copies a nested message; an unset one stays unset.
-func cloneMsg[T proto.Message](m T) T {
-	if m.ProtoReflect().IsValid() {
-		return proto.Clone(m).(T)
+func cloneMsg[E any, T message[E]](m T) T {
+	if m == nil {
+		return nil
 	}
-	return m
+	return proto.Clone(m).(T)
 }
 
 // cloneElem copies an element of a repeated message field; proto.Clone
 // turns a nil element into an empty message.
-func cloneElem[T proto.Message](m T) T {
-	if m.ProtoReflect().IsValid() {
-		return proto.Clone(m).(T)
+func cloneElem[E any, T message[E]](m T) T {
+	if m == nil {
+		return T(new(E))
 	}
-	return m.ProtoReflect().Type().New().Interface().(T)
+	return proto.Clone(m).(T)
 }
 
-func cloneMsgs[T proto.Message](in []T) []T {
+func cloneMsgs[E any, T message[E]](in []T) []T {
 	if len(in) == 0 {
 		return nil
 	}
@@ -208,10 +267,9 @@ func sameMount(a, b *api.Mount) bool {
 }
 
 // sameMsg compares a nested message: set or not, and then its content.
-func sameMsg[T proto.Message](a, b T) bool {
-	va, vb := a.ProtoReflect().IsValid(), b.ProtoReflect().IsValid()
-	if !va || !vb {
-		return va == vb
+func sameMsg[E any, T message[E]](a, b T) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
 	}
 	return proto.Equal(a, b)
 }

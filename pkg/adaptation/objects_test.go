@@ -16,7 +16,8 @@ import (
 // nothing mutable with its original. A field added to either message and
 // not handled there fails here.
 func TestObjectsCoverEveryField(t *testing.T) {
-	check := func(t *testing.T, base proto.Message, clone func(proto.Message) proto.Message, same func(a, b proto.Message) bool) {
+	check := func(t *testing.T, base proto.Message, reusing func(m, prev proto.Message) proto.Message, same func(a, b proto.Message) bool) {
+		clone := func(m proto.Message) proto.Message { return reusing(m, nil) }
 		populate(base.ProtoReflect(), 1, 3)
 		fields := base.ProtoReflect().Descriptor().Fields()
 		for i := 0; i < fields.Len(); i++ {
@@ -57,6 +58,22 @@ func TestObjectsCoverEveryField(t *testing.T) {
 				if !proto.Equal(base, orig) {
 					t.Errorf("changing %s in a copy changed the original", fd.Name())
 				}
+				// a copy reusing an equal predecessor's parts is the
+				// object, whichever field differs, and shares nothing with
+				// the object it copies
+				for _, prev := range []proto.Message{base, changed, cleared} {
+					src := proto.Clone(changed)
+					got := reusing(src, prev)
+					if !proto.Equal(got, changed) {
+						t.Errorf("copy of an object with %s changed, reusing another, differs from it", fd.Name())
+					}
+					kept := proto.Clone(got)
+					scribble(src.ProtoReflect())
+					change(src.ProtoReflect(), fd)
+					if !proto.Equal(got, kept) {
+						t.Errorf("changing the object after copying it changed the copy (%s)", fd.Name())
+					}
+				}
 			})
 		}
 		withUnknown := proto.Clone(base)
@@ -70,12 +87,18 @@ func TestObjectsCoverEveryField(t *testing.T) {
 	}
 	t.Run("pod", func(t *testing.T) {
 		check(t, &api.PodSandbox{},
-			func(m proto.Message) proto.Message { return clonePod(m.(*api.PodSandbox)) },
+			func(m, prev proto.Message) proto.Message {
+				p, _ := prev.(*api.PodSandbox)
+				return clonePodReusing(m.(*api.PodSandbox), p)
+			},
 			func(a, b proto.Message) bool { return samePod(a.(*api.PodSandbox), b.(*api.PodSandbox)) })
 	})
 	t.Run("container", func(t *testing.T) {
 		check(t, &api.Container{},
-			func(m proto.Message) proto.Message { return cloneContainer(m.(*api.Container)) },
+			func(m, prev proto.Message) proto.Message {
+				c, _ := prev.(*api.Container)
+				return cloneContainerReusing(m.(*api.Container), c)
+			},
 			func(a, b proto.Message) bool { return sameContainer(a.(*api.Container), b.(*api.Container)) })
 	})
 }
@@ -130,6 +153,39 @@ func populate(m protoreflect.Message, v, depth int) {
 			m.Set(fd, scalar(fd, v))
 		}
 	}
+}
+
+// scribble overwrites, in place, every value populate set in m: a copy
+// that shares a map, list or nested message with m sees it.
+func scribble(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsMap():
+			mp := v.Map()
+			mp.Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				if fd.MapValue().Message() != nil {
+					scribble(mv.Message())
+				} else {
+					mp.Set(k, scalar(fd.MapValue(), 9))
+				}
+				return true
+			})
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				if fd.Message() != nil {
+					scribble(l.Get(i).Message())
+				} else {
+					l.Set(i, scalar(fd, 9))
+				}
+			}
+		case fd.Message() != nil:
+			scribble(v.Message())
+		default:
+			m.Set(fd, scalar(fd, 9))
+		}
+		return true
+	})
 }
 
 // change alters fd of m, which populate set.
