@@ -183,8 +183,17 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 		held    *holdTicket
 	)
 	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
-		r.ledger.seed(from, pods, ctrs)
-		if updates, serr = p.synchronize(ctx, pods, ctrs, takeover); serr != nil || !p.handsOver() && !grouped || bugHoldAfterSyncFn {
+		// The ledger records the state while the plugin takes it in: both
+		// only read it, and runtime operations wait for the whole join.
+		// Seeding is done before anything else goes on.
+		seeded := make(chan struct{})
+		go func() {
+			defer close(seeded)
+			r.ledger.seed(from, pods, ctrs)
+		}()
+		updates, serr = p.synchronize(ctx, pods, ctrs, takeover)
+		<-seeded
+		if serr != nil || !p.handsOver() && !grouped || bugHoldAfterSyncFn {
 			return
 		}
 		// The switch's hold is taken before SyncFn returns: the runtime
