@@ -11,7 +11,7 @@ import (
 type conn struct {
 	id     ConnID
 	m      *mux
-	frames chan payload  // payloads in arrival order
+	frames chan [][]byte // payloads in arrival order, each in chunks
 	done   chan struct{} // closed by Close (of the conn or the Mux)
 
 	closeOnce sync.Once
@@ -35,7 +35,7 @@ func (c *conn) Read(b []byte) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		c.rest, c.chunks = payload.first, payload.more
+		c.chunks = payload
 	}
 	n := 0
 	for n < len(b) {
@@ -55,23 +55,23 @@ func (c *conn) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-func (c *conn) next() (payload, error) {
+func (c *conn) next() ([][]byte, error) {
 	select {
 	case <-c.done:
-		return payload{}, c.m.error()
+		return nil, c.m.error()
 	default:
 	}
 	select {
 	case p := <-c.frames:
 		return p, nil
 	case <-c.done:
-		return payload{}, c.m.error()
+		return nil, c.m.error()
 	case <-c.m.ended:
 		select {
 		case p := <-c.frames:
 			return p, nil
 		default:
-			return payload{}, c.m.error()
+			return nil, c.m.error()
 		}
 	}
 }

@@ -113,7 +113,7 @@ func (m *mux) Open(id ConnID) (net.Conn, error) {
 	if c, ok := m.conns[id]; ok {
 		return c, nil
 	}
-	c := &conn{id: id, m: m, frames: make(chan payload, m.qlen), done: make(chan struct{})}
+	c := &conn{id: id, m: m, frames: make(chan [][]byte, m.qlen), done: make(chan struct{})}
 	select {
 	case <-m.closed:
 		// Nothing will ever be read for it: fail its reads instead of
@@ -276,34 +276,22 @@ func (m *mux) read() {
 // eagerPayload is the largest payload allocated before it arrives.
 const eagerPayload = 64 << 10
 
-// payload is a frame's payload as readPayload read it: first, then the
-// rest in more (nil for a payload read in one piece, as every small one is:
-// one allocation per frame).
-type payload struct {
-	first []byte
-	more  [][]byte
-}
-
 // readPayload reads a payload of size bytes, in chunks. A large one is
 // allocated as it arrives, not as declared: a peer that declares the largest
 // frame and sends nothing more must not make us hold 4 MiB per connection.
 // Each chunk is as large as all before it, so a payload of megabytes takes a
 // handful of allocations of its size in total, and no byte is copied twice.
-func readPayload(r io.Reader, size int) (payload, error) {
-	var p payload
-	for got := 0; got < size || got == 0 && p.first == nil; {
+func readPayload(r io.Reader, size int) ([][]byte, error) {
+	chunks := make([][]byte, 0, 1)
+	for got := 0; got < size || len(chunks) == 0; {
 		c := make([]byte, min(size-got, max(eagerPayload, got)))
 		if _, err := io.ReadFull(r, c); err != nil {
-			return payload{}, err
+			return nil, err
 		}
-		if p.first == nil {
-			p.first = c
-		} else {
-			p.more = append(p.more, c)
-		}
+		chunks = append(chunks, c)
 		got += len(c)
 	}
-	return p, nil
+	return chunks, nil
 }
 
 // trunkError reports a closed trunk as io.EOF, like upstream.
