@@ -290,6 +290,41 @@ func (d *doc) handover() string {
 		"(target 1, at most 1 ms at every size: %s). Upstream has no handover: a plugin joining holds every runtime "+
 		"operation for its whole synchronization, the upstream columns.\n",
 		strings.Join(held, " / "), joinInts(d.sizes, " / "), verdict(worst, 1, true))
+	return out + "\n" + d.takeoverTime()
+}
+
+// takeoverTime is the handover rows' time to take over: from the
+// successor's registration to its switch (HandoverMetrics), with and
+// without delta rounds, and on the plugin's own timeline from its start to
+// ACTIVE, beside upstream's join from the plugin's start to the end of its
+// Synchronize (its first operation comes next: the window's end is the
+// next operation that creates a container, every 100 ms here).
+func (d *doc) takeoverTime() string {
+	var rows [][]string
+	var with, without, up []string
+	for _, n := range d.sizes {
+		id := fmt.Sprintf("handover/ctrs=%d", n)
+		r := d.get(id)
+		rows = append(rows, []string{
+			fmt.Sprint(n),
+			cell(r.fig(ours, "stall.extra.handoverMs"), 1), cell(r.fig(ours, "stall.extra.startToActiveMs"), 1),
+			cell(r.fig(oursNoDelta, "stall.extra.handoverMs"), 1), cell(r.fig(oursNoDelta, "stall.extra.gateHeldMs"), 1),
+			cell(r.fig(oursNoDelta, "stall.extra.startToActiveMs"), 1),
+			cell(r.fig(upstream, "stall.extra.startToSyncedMs"), 1),
+			d.load(id),
+		})
+		with = append(with, med(r.fig(ours, "stall.extra.handoverMs"), 1))
+		without = append(without, med(r.fig(oursNoDelta, "stall.extra.handoverMs"), 1))
+		up = append(up, med(r.fig(upstream, "stall.extra.startToSyncedMs"), 1))
+	}
+	out := table([]string{"containers", "ours: registration → switch ms", "ours: plugin start → active ms",
+		"ours, no delta rounds: registration → switch ms", "its gate-held ms", "its start → active ms",
+		"upstream join: plugin start → synchronized ms", "load1"}, rows)
+	out += fmt.Sprintf("\nReading: a successor takes over %s ms after it registered at %s containers with delta rounds "+
+		"(synchronized from the ledger while its predecessor serves), %s ms without them (its one full round in the "+
+		"switch's hold, which then holds operations that long); a plugin joining upstream's runtime is synchronized "+
+		"%s ms after its start, holding every operation meanwhile.\n",
+		strings.Join(with, " / "), joinInts(d.sizes, " / "), strings.Join(without, " / "), strings.Join(up, " / "))
 	return out
 }
 
