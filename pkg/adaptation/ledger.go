@@ -164,9 +164,9 @@ func (l *ledger) bump(key string) {
 
 // note records what an event implies for its object. For CreateContainer,
 // req holds a copy the ledger may keep of the container as the runtime sent
-// it (not as merging the replies edited it) and rsp the merged adjustment the runtime applies to it; failed
-// tells that the container is not created. The caller holds the
-// adaptation's lock.
+// it (not as merging the replies edited it) and rsp the merged adjustment
+// the runtime applies to it; failed tells that the container is not
+// created. The caller holds the adaptation's lock.
 func (l *ledger) note(event api.Event, req any, rsp *api.CreateContainerResponse, failed bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
