@@ -174,17 +174,18 @@ func specOf(c *api.Container) *rspec.Spec {
 
 // fromSpec sets the fields of c a spec holds from s, as a runtime reports
 // them (containerd's internal/cri/nri, plus the rlimits, sysctls and seccomp
-// policy it holds in the spec too).
+// policy it holds in the spec too). c takes over s's maps and lists: s is
+// Apply's own (specOf's copy), used no more.
 func fromSpec(c *api.Container, s *rspec.Spec) {
 	old := c.GetLinux()
-	c.Annotations = maps.Clone(s.Annotations)
+	c.Annotations = s.Annotations
 	c.Mounts = api.FromOCIMounts(s.Mounts)
 	c.Hooks = api.FromOCIHooks(s.Hooks)
 	c.Args, c.Env, c.Rlimits = nil, nil, nil
 	l := &api.LinuxContainer{SeccompProfile: old.GetSeccompProfile()}
 	if p := s.Process; p != nil {
-		c.Args = api.DupStringSlice(p.Args)
-		c.Env = api.DupStringSlice(p.Env)
+		c.Args = p.Args
+		c.Env = p.Env
 		for _, r := range p.Rlimits {
 			c.Rlimits = append(c.Rlimits, &api.POSIXRlimit{Type: r.Type, Hard: r.Hard, Soft: r.Soft})
 		}
@@ -198,7 +199,7 @@ func fromSpec(c *api.Container, s *rspec.Spec) {
 		l.Resources = api.FromOCILinuxResources(x.Resources, s.Annotations)
 		l.CgroupsPath = x.CgroupsPath
 		l.SeccompPolicy = api.FromOCILinuxSeccomp(x.Seccomp)
-		l.Sysctl = maps.Clone(x.Sysctl)
+		l.Sysctl = x.Sysctl
 		l.NetDevices = api.FromOCILinuxNetDevices(x.NetDevices)
 		if r := x.IntelRdt; r != nil {
 			l.Rdt = &api.LinuxRdt{

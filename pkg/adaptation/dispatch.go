@@ -57,7 +57,7 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 	// runtime sent it, which merging the replies edits in place.
 	var sent *api.Container
 	if r.ledger.recording() {
-		sent = proto.Clone(req.GetContainer()).(*api.Container)
+		sent = cloneContainer(req.GetContainer())
 	}
 
 	plugins := r.reg.active()

@@ -258,8 +258,17 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 		held    *holdTicket
 	)
 	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
-		r.reseed(from, pods, ctrs)
-		if updates, serr = p.synchronize(ctx, pods, ctrs, takeover); serr != nil || !p.handsOver() && !grouped || bugHoldAfterSyncFn {
+		// The ledger is compared and seeded while the plugin takes the
+		// state in: both only read it, and runtime operations wait for the
+		// whole join. Seeding is done before anything else goes on.
+		seeded := make(chan struct{})
+		go func() {
+			defer close(seeded)
+			r.reseed(from, pods, ctrs)
+		}()
+		updates, serr = p.synchronize(ctx, pods, ctrs, takeover)
+		<-seeded
+		if serr != nil || !p.handsOver() && !grouped || bugHoldAfterSyncFn {
 			return
 		}
 		// The switch's hold is taken before SyncFn returns: the runtime

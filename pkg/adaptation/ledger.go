@@ -166,7 +166,7 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 	seen := make(map[string]bool, len(pods)+len(ctrs))
 	// One pass compares and copies only what differs: this runs under the
 	// gate, while runtime operations wait.
-	set := func(key string, m proto.Message, entry func() *ledgerEntry) {
+	set := func(key string, m proto.Message, entry func(old *ledgerEntry) *ledgerEntry) {
 		seen[key] = true
 		if l.gone[key] {
 			return
@@ -179,23 +179,27 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 			if cmp.done {
 				cmp.add("missing", key)
 			}
-		case proto.Equal(old.msg(), m):
+		case sameObject(old.msg(), m):
 			return
 		default:
 			if cmp.done {
 				cmp.add("different", key)
 			}
 		}
-		e := entry()
+		e := entry(old)
 		l.bump(key)
 		e.ver = l.ver
 		l.objs[key] = e
 	}
 	for _, p := range pods {
-		set("pod/"+p.GetId(), p, func() *ledgerEntry { return &ledgerEntry{pod: proto.Clone(p).(*api.PodSandbox)} })
+		set("pod/"+p.GetId(), p, func(old *ledgerEntry) *ledgerEntry {
+			return &ledgerEntry{pod: clonePodReusing(p, old.getPod())}
+		})
 	}
 	for _, c := range ctrs {
-		set("ctr/"+c.GetId(), c, func() *ledgerEntry { return &ledgerEntry{ctr: proto.Clone(c).(*api.Container)} })
+		set("ctr/"+c.GetId(), c, func(old *ledgerEntry) *ledgerEntry {
+			return &ledgerEntry{ctr: cloneContainerReusing(c, old.getCtr())}
+		})
 	}
 	for key, e := range l.objs {
 		if !seen[key] && !e.removed && e.ver <= from {
@@ -251,6 +255,22 @@ func (l *ledger) version() uint64 {
 	return l.ver
 }
 
+// getPod and getCtr are the entry's object, if any: what a new copy of it
+// may share (cloneContainerReusing).
+func (e *ledgerEntry) getPod() *api.PodSandbox {
+	if e == nil {
+		return nil
+	}
+	return e.pod
+}
+
+func (e *ledgerEntry) getCtr() *api.Container {
+	if e == nil {
+		return nil
+	}
+	return e.ctr
+}
+
 func (e *ledgerEntry) msg() proto.Message {
 	if e.pod != nil {
 		return e.pod
@@ -290,7 +310,7 @@ func (l *ledger) note(event api.Event, req any, rsp any, failed bool) {
 	if !l.kept || !l.seeded || failed && (event == api.Event_CREATE_CONTAINER || event == api.Event_UPDATE_CONTAINER) {
 		return
 	}
-	key, e := implied(event, req, rsp)
+	key, e := implied(event, req, rsp, l.objs)
 	switch {
 	case e == nil || l.gone[key]: // ids are never reused
 	case e.removed:
@@ -350,9 +370,9 @@ func (l *ledger) applyLocked(updates, failed []*api.ContainerUpdate) {
 		if e == nil || e.ctr == nil || e.ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
 			continue
 		}
-		c := proto.Clone(e.ctr).(*api.Container)
+		c := cloneContainer(e.ctr) // whole: its resources are merged in place
 		adjust.MergeResources(c, u.GetLinux().GetResources())
-		if proto.Equal(c, e.ctr) {
+		if sameObject(c, e.ctr) {
 			continue
 		}
 		l.bump(key)
@@ -370,11 +390,19 @@ type (
 
 // implied is the state an event leaves its object in: a container event
 // sets the container's state, an update its resources; removals leave a
-// tombstone.
-func implied(event api.Event, req any, rsp any) (string, *ledgerEntry) {
+// tombstone. The copy shares what is unchanged with the object's entry in
+// objs, but for an update's, whose resources are merged in place.
+func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (string, *ledgerEntry) {
 	if r, ok := req.(interface{ GetContainer() *api.Container }); ok && r.GetContainer() != nil {
-		c := proto.Clone(r.GetContainer()).(*api.Container)
+		c := r.GetContainer()
 		key := "ctr/" + c.GetId()
+		switch event {
+		case api.Event_CREATE_CONTAINER: // the caller's copy
+		case api.Event_UPDATE_CONTAINER:
+			c = cloneContainer(c)
+		default:
+			c = cloneContainerReusing(c, objs[key].getCtr())
+		}
 		switch event {
 		case api.Event_CREATE_CONTAINER:
 			// The container as the runtime reports it once created with
@@ -417,7 +445,7 @@ func implied(event api.Event, req any, rsp any) (string, *ledgerEntry) {
 		if event == api.Event_REMOVE_POD_SANDBOX {
 			return key, &ledgerEntry{removed: true}
 		}
-		return key, &ledgerEntry{pod: proto.Clone(r.GetPod()).(*api.PodSandbox)}
+		return key, &ledgerEntry{pod: clonePodReusing(r.GetPod(), objs[key].getPod())}
 	}
 	return "", nil
 }

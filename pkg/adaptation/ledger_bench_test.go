@@ -146,3 +146,61 @@ func BenchmarkLedgerCheck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLedgerSeed measures a comparison of the ledger with SyncFn (a
+// join under the gate seeds it again) on nodes of 1 000 to 50 000
+// containers in pods of ten, shaped like the benchmark runtime's: once with
+// the same objects as the ledger's seed, once with fresh equal copies (a
+// runtime such as containerd builds its NRI objects on every call), and
+// once where every container changed state. One iteration is one seed.
+func BenchmarkLedgerSeed(b *testing.B) {
+	node := func(n int, state api.ContainerState) ([]*api.PodSandbox, []*api.Container) {
+		var pods []*api.PodSandbox
+		var ctrs []*api.Container
+		for i := range n {
+			pod := "pod-" + strconv.Itoa(i/10)
+			if i%10 == 0 {
+				pods = append(pods, &api.PodSandbox{Id: pod, Name: pod, Uid: "uid-" + pod, Namespace: "bench",
+					Labels:      map[string]string{"app": "bench", "pod": pod},
+					Annotations: map[string]string{"kubernetes.io/config.source": "api"}})
+			}
+			id := "ctr-" + strconv.Itoa(i)
+			ctrs = append(ctrs, &api.Container{Id: id, PodSandboxId: pod, Name: id, State: state,
+				Labels:      map[string]string{"io.kubernetes.container.name": id, "app": "bench"},
+				Annotations: map[string]string{"io.kubernetes.container.hash": "0123abcd", "bench": "yes"},
+				Args:        []string{"/bin/app", "--serve", "--port=8080"},
+				Env:         []string{"PATH=/usr/bin:/bin", "HOME=/root", "POD=" + pod},
+				Mounts: []*api.Mount{{Destination: "/etc/hosts", Type: "bind", Source: "/var/lib/pods/" + pod + "/hosts",
+					Options: []string{"rbind", "ro"}}}})
+		}
+		return pods, ctrs
+	}
+	for _, n := range []int{1000, 10000, 50000} {
+		pods, ctrs := node(n, api.ContainerState_CONTAINER_RUNNING)
+		freshPods, freshCtrs := node(n, api.ContainerState_CONTAINER_RUNNING)
+		stoppedPods, stoppedCtrs := node(n, api.ContainerState_CONTAINER_STOPPED)
+		for _, c := range []struct {
+			name string
+			pods []*api.PodSandbox
+			ctrs []*api.Container
+		}{
+			{"same", pods, ctrs},
+			{"fresh-copies", freshPods, freshCtrs},
+			{"all-changed", stoppedPods, stoppedCtrs},
+		} {
+			b.Run(fmt.Sprintf("ctrs=%d/%s", n, c.name), func(b *testing.B) {
+				l := &ledger{kept: true}
+				l.seed(l.version(), pods, ctrs)
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					if c.name == "all-changed" { // every object differs from the ledger again
+						l.seed(l.version(), pods, ctrs)
+					}
+					b.StartTimer()
+					l.seed(l.version(), c.pods, c.ctrs)
+				}
+			})
+		}
+	}
+}

@@ -168,8 +168,8 @@ func mergeList[T comparable](r *result, plugin string, f listField[T], entries [
 	var (
 		none     T // a nil entry, skipped
 		add      []T
-		modified = map[string]bool{}
-		removed  = map[string]T{}
+		modified map[string]bool // made when first needed: every event merges lists
+		removed  map[string]T
 		order    []string // removed keys as the plugin listed them
 	)
 	for _, e := range entries {
@@ -179,10 +179,16 @@ func mergeList[T comparable](r *result, plugin string, f listField[T], entries [
 			continue
 		case !marked:
 			add = append(add, e)
+			if modified == nil {
+				modified = map[string]bool{}
+			}
 			modified[key] = true
 		default:
 			if _, dup := removed[key]; !dup {
 				order = append(order, key)
+			}
+			if removed == nil {
+				removed = map[string]T{}
 			}
 			removed[key] = e
 		}

@@ -37,6 +37,7 @@ const (
 	oursFanOut     = "ours-fan-out"
 	oursDeltaFull  = "ours-delta-full-cost" // a takeover whose plugin redoes its whole reconciliation in the delta round
 	oursTakeover   = "ours-takeover"
+	oursNoDelta    = "ours-no-delta-rounds" // a takeover whose plugin takes no delta rounds: its full round in the switch's hold
 )
 
 // Experiment sizes.
@@ -145,6 +146,7 @@ func experiments(x *binaries, rounds int, sizes []int) []experiment {
 		// run takes seconds even at 50 000 containers
 		out = append(out, experiment{id: "handover/ctrs=" + ctrs, rounds: rounds, arms: []arm{
 			x.on(ours, ours, ours, "stall", "-containers", ctrs, "-sync-delay", "0s", "-predecessor", "-change-every", changeEvery),
+			x.on(oursNoDelta, ours, ours+" -delta-cost none", "stall", "-containers", ctrs, "-sync-delay", "0s", "-predecessor", "-change-every", changeEvery),
 			x.on(upstream, upstream, upstream, "stall", "-containers", ctrs, "-sync-delay", "0s", "-change-every", changeEvery),
 		}})
 	}

@@ -8,6 +8,7 @@
 // their spread and the load average through benchmarks.md.tmpl.
 //
 //	go run ./test/bench [-out docs/benchmarks.md] [-rounds N] [-sizes 1000,10000,50000] [-skip-micro]
+//	                    [-only REGEXP] [-baseline REF]
 package main
 
 import (
@@ -17,9 +18,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nri-handover/nri/test/bench/loadgen"
 )
 
 func main() {
@@ -37,8 +42,17 @@ func run() error {
 		skipMicro = flag.Bool("skip-micro", false, "do not run the Go micro-benchmarks")
 		tmpl      = flag.String("template", "", "report template (default: the embedded benchmarks.md.tmpl)")
 		results   = flag.String("results", "docs/results/bench.txt", "its figures, for the documents' check (written with the default -out only)")
+		only      = flag.String("only", "", "run only the experiments whose id matches this regular expression (e.g. 'sync|events/plugins=1$')")
+		baseline  = flag.String("baseline", "", "also run our runtime and plugin built from this git revision, as arms labelled ARM@base, paired with the rest")
 	)
 	flag.Parse()
+	var match *regexp.Regexp
+	if *only != "" {
+		var err error
+		if match, err = regexp.Compile(*only); err != nil {
+			return fmt.Errorf("-only: %w", err)
+		}
+	}
 	var nodeSizes []int
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -65,11 +79,25 @@ func run() error {
 		return err
 	}
 
-	exps := experiments(x, *rounds, nodeSizes)
+	var base *binaries
+	if *baseline != "" {
+		logf("building our binaries at %s", *baseline)
+		if base, err = buildAt(root, dir, *baseline); err != nil {
+			return err
+		}
+	}
+
+	var exps []experiment
+	for _, e := range experiments(x, *rounds, nodeSizes) {
+		if match == nil || match.MatchString(e.id) {
+			exps = append(exps, withBaseline(e, x, base))
+		}
+	}
 	res := map[string]*expResult{}
 	for i, e := range exps {
-		logf("[%d/%d] %s (%d rounds)", i+1, len(exps), e.id, e.rounds)
+		logf("[%d/%d] %s (%d rounds, load %.2f)", i+1, len(exps), e.id, e.rounds, loadgen.LoadAvg())
 		res[e.id] = runExperiment(e)
+		logf("%s", res[e.id].brief())
 	}
 	var micro []microResult
 	if !*skipMicro {
@@ -152,6 +180,61 @@ func build(root, dir string) (*binaries, error) {
 		}
 	}
 	return x, nil
+}
+
+// buildAt builds our runtime and plugin from the git revision ref, in a
+// scratch worktree under dir; upstream's binaries and the floor are the
+// current ones (they do not link our packages).
+func buildAt(root, dir, ref string) (*binaries, error) {
+	tree := filepath.Join(dir, "baseline-tree")
+	add := exec.Command("git", "worktree", "add", "--detach", tree, ref)
+	add.Dir = root
+	if b, err := add.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("git worktree add %s: %w\n%s", ref, err, b)
+	}
+	defer func() {
+		rm := exec.Command("git", "worktree", "remove", "--force", tree)
+		rm.Dir = root
+		_ = rm.Run()
+	}()
+	x := &binaries{ours: filepath.Join(dir, "baseline-runtime"), plugin: filepath.Join(dir, "baseline-plugin")}
+	for _, t := range []struct{ out, pkg string }{
+		{x.ours, "./test/bench/benchruntime"},
+		{x.plugin, "./test/bench/benchplugin"},
+	} {
+		cmd := exec.Command("go", "build", "-o", t.out, t.pkg)
+		cmd.Dir = tree
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build %s at %s: %w\n%s", t.pkg, ref, err, b)
+		}
+	}
+	return x, nil
+}
+
+// withBaseline adds to e, for every arm that runs our runtime or our
+// plugin, the same arm on base's binaries, labelled ARM@base.
+func withBaseline(e experiment, x, base *binaries) experiment {
+	if base == nil {
+		return e
+	}
+	var extra []arm
+	for _, a := range e.arms {
+		argv := slices.Clone(a.argv)
+		changed := false
+		for i, v := range argv {
+			switch {
+			case v == x.ours:
+				argv[i], changed = base.ours, true
+			case v == x.plugin || strings.HasPrefix(v, x.plugin+" "):
+				argv[i], changed = base.plugin+strings.TrimPrefix(v, x.plugin), true
+			}
+		}
+		if changed {
+			extra = append(extra, arm{label: a.label + "@base", argv: argv})
+		}
+	}
+	e.arms = append(e.arms, extra...)
+	return e
 }
 
 // runOnce runs one benchmark binary and returns its flattened figures.

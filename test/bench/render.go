@@ -189,12 +189,12 @@ func (d *doc) events() string {
 			fmt.Sprint(n),
 			cell(r.fig(ours, "dispatch.p50Ns"), nsToUs), cell(r.fig(upstream, "dispatch.p50Ns"), nsToUs),
 			cell(r.ratio(ours, upstream, "dispatch.p50Ns"), 1),
-			med(r.fig(ours, "dispatch.allocsPerOp"), 1) + " / " + med(r.fig(upstream, "dispatch.allocsPerOp"), 1),
-			med(r.fig(ours, "dispatch.bytesPerOp"), 1) + " / " + med(r.fig(upstream, "dispatch.bytesPerOp"), 1),
+			pair(r, "dispatch.allocsPerOp", 1), pair(r, "dispatch.bytesPerOp", 1), pair(r, "dispatch.cpuNsPerOp", nsToUs),
 			d.load(id),
 		})
 	}
-	out := table([]string{"plugins", "ours p50 µs", "upstream p50 µs", "ours/upstream", "allocs/op ours / upstream", "B/op ours / upstream", "load1"}, rows)
+	out := table([]string{"plugins", "ours p50 µs", "upstream p50 µs", "ours/upstream", "allocs/op ours / upstream (ratio)",
+		"B/op ours / upstream (ratio)", "runtime CPU µs/op ours / upstream (ratio)", "load1"}, rows)
 	r := d.get("events/plugins=1")
 	var floorRows [][]string
 	for _, a := range []struct{ label, name string }{
@@ -216,7 +216,7 @@ func (d *doc) events() string {
 	out += fmt.Sprintf("\nReading: ours/upstream p50 is %s at 1 / 4 / 16 plugins (target 2, at most 0.9: %s at 1 plugin); "+
 		"with one plugin ours takes %s× the bare ttrpc floor, upstream %s× (target at most 1.2×: %s). "+
 		"The multiplexer alone takes the floor to %s×; each runtime with the other's plugin: ours with upstream's %s×, upstream's with ours %s×. "+
-		"Allocations are the runtime process's per operation (the plugins are other processes).\n",
+		"Allocations and CPU time are the runtime process's per operation (the plugins are other processes).\n",
 		strings.Join(ratios, " / "), verdict(r.ratio(ours, upstream, "dispatch.p50Ns"), 0.9, true),
 		med(floor, 1), med(r.ratio(upstream, floorArm, "dispatch.p50Ns"), 1), verdict(floor, 1.2, true),
 		med(r.ratio(floorMuxArm, floorArm, "dispatch.p50Ns"), 1), med(r.ratio(oursLegacy, floorArm, "dispatch.p50Ns"), 1),
@@ -290,6 +290,41 @@ func (d *doc) handover() string {
 		"(target 1, at most 1 ms at every size: %s). Upstream has no handover: a plugin joining holds every runtime "+
 		"operation for its whole synchronization, the upstream columns.\n",
 		strings.Join(held, " / "), joinInts(d.sizes, " / "), verdict(worst, 1, true))
+	return out + "\n" + d.takeoverTime()
+}
+
+// takeoverTime is the handover rows' time to take over: from the
+// successor's registration to its switch (HandoverMetrics), with and
+// without delta rounds, and on the plugin's own timeline from its start to
+// ACTIVE, beside upstream's join from the plugin's start to the end of its
+// Synchronize (its first operation comes next: the window's end is the
+// next operation that creates a container, every 100 ms here).
+func (d *doc) takeoverTime() string {
+	var rows [][]string
+	var with, without, up []string
+	for _, n := range d.sizes {
+		id := fmt.Sprintf("handover/ctrs=%d", n)
+		r := d.get(id)
+		rows = append(rows, []string{
+			fmt.Sprint(n),
+			cell(r.fig(ours, "stall.extra.handoverMs"), 1), cell(r.fig(ours, "stall.extra.startToActiveMs"), 1),
+			cell(r.fig(oursNoDelta, "stall.extra.handoverMs"), 1), cell(r.fig(oursNoDelta, "stall.extra.gateHeldMs"), 1),
+			cell(r.fig(oursNoDelta, "stall.extra.startToActiveMs"), 1),
+			cell(r.fig(upstream, "stall.extra.startToSyncedMs"), 1),
+			d.load(id),
+		})
+		with = append(with, med(r.fig(ours, "stall.extra.handoverMs"), 1))
+		without = append(without, med(r.fig(oursNoDelta, "stall.extra.handoverMs"), 1))
+		up = append(up, med(r.fig(upstream, "stall.extra.startToSyncedMs"), 1))
+	}
+	out := table([]string{"containers", "ours: registration → switch ms", "ours: plugin start → active ms",
+		"ours, no delta rounds: registration → switch ms", "its gate-held ms", "its start → active ms",
+		"upstream join: plugin start → synchronized ms", "load1"}, rows)
+	out += fmt.Sprintf("\nReading: a successor takes over %s ms after it registered at %s containers with delta rounds "+
+		"(synchronized from the ledger while its predecessor serves), %s ms without them (its one full round in the "+
+		"switch's hold, which then holds operations that long); a plugin joining upstream's runtime is synchronized "+
+		"%s ms after its start, holding every operation meanwhile.\n",
+		strings.Join(with, " / "), joinInts(d.sizes, " / "), strings.Join(without, " / "), strings.Join(up, " / "))
 	return out
 }
 
@@ -431,8 +466,7 @@ func (d *doc) sync() string {
 			fmt.Sprint(n),
 			cell(r.fig(ours, "sync.registerMs"), 1), cell(r.fig(oursLegacy, "sync.registerMs"), 1), cell(r.fig(upstream, "sync.registerMs"), 1),
 			cell(rt, 1),
-			med(r.fig(ours, "sync.heapPerCtrB"), 1) + " / " + med(r.fig(upstream, "sync.heapPerCtrB"), 1),
-			med(r.fig(ours, "sync.peakRSSGrowthMiB"), 1) + " / " + med(r.fig(upstream, "sync.peakRSSGrowthMiB"), 1),
+			pair(r, "sync.heapPerCtrB", 1), pair(r, "sync.peakRSSGrowthMiB", 1), pair(r, "sync.runtimeCPUMs", 1),
 			d.load(id),
 		})
 		reg = append(reg, med(rt, 1))
@@ -441,13 +475,21 @@ func (d *doc) sync() string {
 		}
 	}
 	out := table([]string{"containers", "ours register ms", "ours, upstream-stub plugin ms", "upstream register ms", "ours/upstream",
-		"heap B per container ours / upstream", "peak RSS growth MiB ours / upstream", "load1"}, rows)
+		"heap B per container ours / upstream (ratio)", "peak RSS growth MiB ours / upstream (ratio)",
+		"runtime CPU ms ours / upstream (ratio)", "load1"}, rows)
 	out += fmt.Sprintf("\nReading: a plugin joining a node of %s containers (ten per pod) is registered and handling "+
 		"events after ours/upstream %s of upstream's time (target 5, no worse: %s). Heap per container is the runtime's "+
 		"heap growth after GC once the plugin handles events, divided by the containers: what synchronizing leaves "+
-		"behind; the peak RSS growth is what it needed meanwhile.\n",
+		"behind; the peak RSS growth is what it needed meanwhile; the runtime CPU is the runtime process's CPU time over "+
+		"the same span, less disturbed than the time by other work on the machine.\n",
 		joinInts(d.sizes, " / "), strings.Join(reg, " / "), verdict(worst, 1, true))
 	return out
+}
+
+// pair shows key's medians, ours / upstream, and the median of their
+// paired ratios.
+func pair(r *expResult, key string, k float64) string {
+	return med(r.fig(ours, key), k) + " / " + med(r.fig(upstream, key), k) + " (" + med(r.ratio(ours, upstream, key), 1) + ")"
 }
 
 func (d *doc) microTable() string {

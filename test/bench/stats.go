@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 )
 
 // stat summarizes one figure over an arm's runs.
@@ -77,4 +80,37 @@ func (r *expResult) load() float64 {
 		return math.NaN()
 	}
 	return s.med
+}
+
+// brief is a plain-text summary of r for the log: every figure's median
+// per arm and, where upstream ran, the median of the paired ratios.
+func (r *expResult) brief() string {
+	keys := map[string]bool{}
+	for _, a := range r.arms {
+		for _, f := range a.runs {
+			for k := range f {
+				if k != "round" && k != "load1" && !strings.HasSuffix(k, "UnixMs") {
+					keys[k] = true
+				}
+			}
+		}
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s (load %.2f):", r.exp.id, r.load())
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		fmt.Fprintf(&sb, "\n  %-28s", k)
+		for _, a := range r.exp.arms {
+			s := r.fig(a.label, k)
+			if !s.ok() {
+				continue
+			}
+			fmt.Fprintf(&sb, "  %s %s", a.label, num(s.med))
+			if a.label != upstream {
+				if q := r.ratio(a.label, upstream, k); q.ok() {
+					fmt.Fprintf(&sb, " (%s [%s-%s])", num(q.med), num(q.min), num(q.max))
+				}
+			}
+		}
+	}
+	return sb.String()
 }

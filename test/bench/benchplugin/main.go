@@ -2,7 +2,9 @@
 // container it creates with its instance and spends -sync-delay in a full
 // Synchronize round, standing for a plugin's reconciliation. A delta round
 // costs the same per object as the full round did (or the whole delay with
-// -delta-cost full, a plugin that ignores SyncInfo.Delta).
+// -delta-cost full, a plugin that ignores SyncInfo.Delta). With -delta-cost
+// none it takes no delta rounds (no SynchronizeRound: the runtime sends its
+// one full round in the switch's hold).
 package main
 
 import (
@@ -78,6 +80,28 @@ func (p *benchPlugin) Shutdown(context.Context) {
 	p.emit.Emit(loadgen.PluginEvent{Ev: "shutdown"})
 }
 
+// fullRounds is the plugin without SynchronizeRound, so that the stub does
+// not offer delta rounds: one full Synchronize per connection.
+type fullRounds struct{ p *benchPlugin }
+
+func (f fullRounds) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
+	return f.p.SynchronizeRound(ctx, nil, pods, ctrs)
+}
+
+func (f fullRounds) RoleChange(ctx context.Context, req *api.RoleChangeRequest) error {
+	return f.p.RoleChange(ctx, req)
+}
+
+func (f fullRounds) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
+	return f.p.CreateContainer(ctx, pod, ctr)
+}
+
+func (f fullRounds) StartContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) error {
+	return f.p.StartContainer(ctx, pod, ctr)
+}
+
+func (f fullRounds) Shutdown(ctx context.Context) { f.p.Shutdown(ctx) }
+
 func main() {
 	fs := flag.NewFlagSet("benchplugin", flag.ExitOnError)
 	var (
@@ -88,7 +112,7 @@ func main() {
 		version    = fs.String("plugin-version", "v1", "plugin version")
 		generation = fs.Uint64("generation", 0, "rollout generation")
 		delay      = fs.Duration("sync-delay", 0, "time a full Synchronize takes")
-		deltaCost  = fs.String("delta-cost", "proportional", "cost of a delta round: proportional or full")
+		deltaCost  = fs.String("delta-cost", "proportional", "cost of a delta round: proportional, full, or none (no delta rounds)")
 		work       = fs.Duration("work", 0, "time StartContainer takes")
 		count      = fs.Int("count", 1, "plugins to run in this process")
 	)
@@ -99,7 +123,11 @@ func main() {
 	err := loadgen.Serve(emit, *name, *idx, *count, func(name, idx string, synced func()) error {
 		p := &benchPlugin{name: name, instance: *instance, delay: *delay, work: *work,
 			deltaFull: *deltaCost == "full", emit: emit, synced: synced}
-		st, err := stub.New(p,
+		var impl any = p
+		if *deltaCost == "none" {
+			impl = fullRounds{p}
+		}
+		st, err := stub.New(impl,
 			stub.WithPluginName(name), stub.WithPluginIdx(idx), stub.WithSocketPath(*socket),
 			stub.WithInstanceID(*instance), stub.WithPluginVersion(*version), stub.WithGeneration(*generation),
 			stub.WithLogger(logger), stub.WithHandover(),

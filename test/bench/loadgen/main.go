@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"time"
 )
@@ -93,6 +94,10 @@ type SyncResult struct {
 	// minus its RSS before the plugin was launched: what synchronizing
 	// needed at its peak.
 	PeakRSSGrowthMiB float64 `json:"peakRSSGrowthMiB"`
+	// RuntimeCPUMs is the runtime process's CPU time over RegisterMs (the
+	// operations run meanwhile included): the runtime's share of the
+	// work, less disturbed by other work on the machine than RegisterMs.
+	RuntimeCPUMs float64 `json:"runtimeCPUMs"`
 }
 
 // Main is the command line shared by the benchmark runtimes:
@@ -107,7 +112,9 @@ type SyncResult struct {
 //
 // CMD is the plugin's command line; PluginFlags are appended to it.
 //
-// With NRI_BENCH_CPUPROFILE set, the runtime writes a CPU profile there.
+// With NRI_BENCH_CPUPROFILE set, the runtime writes a CPU profile there;
+// with NRI_BENCH_MEMPROFILE, an allocation profile of the whole run (every
+// allocation sampled).
 func Main(f Factory) {
 	if path := os.Getenv("NRI_BENCH_CPUPROFILE"); path != "" {
 		if pf, err := os.Create(path); err == nil {
@@ -116,7 +123,14 @@ func Main(f Factory) {
 			}
 		}
 	}
+	memProfile := os.Getenv("NRI_BENCH_MEMPROFILE")
+	if memProfile != "" {
+		runtime.MemProfileRate = 1
+	}
 	res, err := run(f, os.Args[1:])
+	if memProfile != "" {
+		writeHeapProfile(memProfile)
+	}
 	if err != nil {
 		res = &Result{Err: err.Error()}
 	}
@@ -418,6 +432,7 @@ func (s *session) idle() (*Result, error) {
 
 func (s *session) sync() (*Result, error) {
 	before := Memory()
+	cpu := CPUTime()
 	launched := time.Now()
 	if _, err := s.launch(PluginFlags{Name: "bench", Idx: "10", Instance: "i"}); err != nil {
 		return nil, err
@@ -426,6 +441,7 @@ func (s *session) sync() (*Result, error) {
 		return nil, err
 	}
 	reg := time.Since(launched)
+	cpu = CPUTime() - cpu
 	after := Memory()
 	return &Result{Sync: &SyncResult{
 		Containers:       s.o.containers,
@@ -434,7 +450,19 @@ func (s *session) sync() (*Result, error) {
 		HeapMiB:          after.HeapInuseMiB,
 		RSSGrowthMiB:     after.RSSMiB - before.RSSMiB,
 		PeakRSSGrowthMiB: mib(peakRSSBytes()) - before.RSSMiB,
+		RuntimeCPUMs:     ms(cpu),
 	}}, nil
+}
+
+// writeHeapProfile writes the allocation profile to path; a failure only
+// loses the profile.
+func writeHeapProfile(path string) {
+	pf, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	defer pf.Close()
+	_ = pprof.Lookup("allocs").WriteTo(pf, 0)
 }
 
 // ParseResult decodes the last JSON line of a benchmark runtime's output.

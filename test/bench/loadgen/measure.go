@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -21,6 +22,10 @@ type DispatchResult struct {
 	P99Ns       float64 `json:"p99Ns,omitempty"`
 	AllocsPerOp float64 `json:"allocsPerOp"`
 	BytesPerOp  float64 `json:"bytesPerOp"`
+	// CPUNsPerOp is the runtime process's CPU time (user and system, every
+	// thread) per operation: what an operation costs the runtime, less
+	// disturbed by other work on the machine than its latency.
+	CPUNsPerOp float64 `json:"cpuNsPerOp,omitempty"`
 }
 
 // Dispatch runs n back-to-back operations and times each.
@@ -29,6 +34,7 @@ func Dispatch(ctx context.Context, op func(context.Context, int) error, n int) (
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	cpu := CPUTime()
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		t := time.Now()
@@ -38,10 +44,12 @@ func Dispatch(ctx context.Context, op func(context.Context, int) error, n int) (
 		lat = append(lat, time.Since(t))
 	}
 	el := time.Since(start)
+	cpu = CPUTime() - cpu
 	runtime.ReadMemStats(&after)
 	return &DispatchResult{
 		N:           n,
 		NsPerOp:     float64(el.Nanoseconds()) / float64(n),
+		CPUNsPerOp:  float64(cpu.Nanoseconds()) / float64(n),
 		P50Ns:       float64(Quantile(lat, 0.5)),
 		P99Ns:       float64(Quantile(lat, 0.99)),
 		AllocsPerOp: float64(after.Mallocs-before.Mallocs) / float64(n),
@@ -118,6 +126,16 @@ func procStatus(field string) uint64 {
 		}
 	}
 	return 0
+}
+
+// CPUTime is the process's CPU time so far, user and system (0 where
+// getrusage fails).
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // LoadAvg returns the machine's one-minute load average (Linux; 0
