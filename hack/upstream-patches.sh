@@ -138,6 +138,7 @@ check() {
 		[[ -z $name || $name == \#* ]] && continue
 		log "$name: applying"
 		git apply --unidiff-zero "$patches/$name.patch"
+		add_headers "$patches/$name.patch"
 		regen "$tree"
 		git add -A
 		git -c user.name=patches -c user.email=patches@localhost commit -qm "$name"
@@ -161,13 +162,42 @@ check() {
 	log "full diffs for reviewers: $OUT/*.diff; times: $times"
 }
 
-# export_patch drops the generated files and, from each hunk header, the
-# line of upstream's code git quotes after it (git apply ignores it).
+# add_headers PATCH: each Go file PATCH creates gets the licence header
+# every Go file of upstream's tree starts with, copied from the tree
+# (pkg/adaptation/adaptation.go's first comment): the patches hold only what
+# we wrote, and a file upstream merges carries its header.
+add_headers() {
+	local f header
+	header=$(sed -n '1,/^\*\/$/p' pkg/adaptation/adaptation.go)
+	[[ $header == "/*"* ]] || { echo "upstream-patches: no licence header in pkg/adaptation/adaptation.go" >&2; exit 1; }
+	while read -r f; do
+		[[ $f == *.go ]] && ! head -1 "$f" | grep -q '^/\*' || continue
+		{ printf '%s\n\n' "$header"; cat "$f"; } >"$f.tmp" && mv "$f.tmp" "$f"
+	done < <(awk '/^--- \/dev\/null$/ { getline; sub(/^\+\+\+ b\//, ""); print }' "$1")
+}
+
+# export_patch drops the generated files, the licence header of each Go file
+# the patch creates (add_headers puts it back) and, from each hunk header,
+# the line of upstream's code git quotes after it (git apply ignores it).
 export_patch() {
 	local dir=$1 from=$2 to=$3 name=$4 gen=()
 	mapfile -t gen < <(git -C "$dir" diff --name-only "$from" "$to" | grep -E "$generated" || true)
 	git -C "$dir" diff -U0 --no-color "$from" "$to" -- . "${gen[@]/#/:!}" |
-		sed -E 's/^(@@ [^@]+ @@).*/\1/' >"$patches/$name.patch"
+		sed -E 's/^(@@ [^@]+ @@).*/\1/' | strip_headers >"$patches/$name.patch"
+}
+
+# strip_headers drops, from a new file's hunk, the licence comment it starts
+# with and the blank line after it, and counts the hunk's lines again.
+strip_headers() {
+	awk '
+	function flush() { if (n) { printf "@@ -0,0 +1,%d @@\n", total - cut; for (i = 1; i <= n; i++) print buf[i] } n = 0 }
+	/^@@ -0,0 \+1,[0-9]+ @@$/ { flush(); split($0, a, /[,@ ]+/); total = a[5]; cut = 0; inhdr = 0; first = 1; n = 0; hunk = 1; next }
+	hunk && first && $0 == "+/*" { inhdr = 1; first = 0; cut++; next }
+	hunk && inhdr { cut++; if ($0 == "+*/") { inhdr = 0; skipblank = 1 }; next }
+	hunk && skipblank && $0 == "+" { cut++; skipblank = 0; next }
+	hunk && /^\+/ { first = 0; skipblank = 0; buf[++n] = $0; next }
+	{ flush(); hunk = 0; print }
+	END { flush() }'
 }
 
 case ${1:-check} in
