@@ -146,7 +146,6 @@ negatives=(
 	"ledger|BUG_REMOVAL_READDED|-DRT=1|full|S1_told_the_node"
 	"ledger|BUG_TRUST_ALWAYS|-DRT=2|full|S1_told_the_node"
 	"ledger|BUG_PEND_COUNTED|-DRT=0|full|X1_exact_on_containerd"
-	"ledger|BUG_HOLD_IGNORES_UPDATES|-DRT=0|full|S1_told_the_node"
 )
 for n in "${negatives[@]}"; do
 	IFS='|' read -r model bug config mode want <<<"$n"

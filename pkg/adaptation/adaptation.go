@@ -277,14 +277,16 @@ func (r *Adaptation) updateContainers(ctx context.Context, updates []*ContainerU
 	if len(updates) == 0 {
 		return nil, nil
 	}
-	failed, err := r.callUpdateFn(ctx, updates)
+	failed, err := r.callUpdateFn(ctx, r.ledger.updatingBegins(updates))
 	switch {
 	case err == nil:
 		r.ledger.applied(updates, failed)
+		return failed, nil
 	case !errors.Is(err, errStopped):
 		// What the runtime applied is unknown: the next comparison
 		// tells.
 		r.ledger.distrust()
 	}
+	r.ledger.updatingEnds(updates)
 	return failed, err
 }

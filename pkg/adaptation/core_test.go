@@ -100,6 +100,7 @@ func TestSyncFnOnlyUnderTheGate(t *testing.T) {
 	if calls.Load() != 1 {
 		t.Fatalf("Start called SyncFn %d times, want once (as upstream)", calls.Load())
 	}
+	relayedRemoval(t, r)
 	a := handoverPlugin("10", "p", "a", 1, nil)
 	a.connect(t, sock)
 	defer a.close()

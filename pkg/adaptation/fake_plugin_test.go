@@ -300,6 +300,9 @@ type fakeRuntime struct {
 	updates    chan []*api.ContainerUpdate
 	// afterSync, if set, runs after each SyncFn call handed its state over.
 	afterSync func()
+	// relaysNoRemoval: startRuntime relays no removal before the test (as
+	// moby, which relays none).
+	relaysNoRemoval bool
 	// nriMu, if set, is taken inside SyncFn and UpdateFn, as containerd
 	// takes its NRI mutex there; a test holds it around an event as
 	// containerd does.
@@ -367,7 +370,25 @@ func startRuntime(t testing.TB, rt *fakeRuntime, opts ...Option) (*Adaptation, s
 	if err := r.Start(); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
+	if !rt.relaysNoRemoval {
+		relayedRemoval(t, r)
+	}
 	return r, sock
+}
+
+// relayedRemoval relays the removal of a container nobody knows, before any
+// plugin connects, as a runtime that relays removals (containerd, CRI-O)
+// has by the time a plugin is updated: the ledger is used for takeovers only
+// once it saw one (ledger.usable).
+func relayedRemoval(t testing.TB, r *Adaptation) {
+	t.Helper()
+	err := r.RemoveContainer(context.Background(), &api.RemoveContainerRequest{
+		Pod:       &api.PodSandbox{Id: "removed-before-the-test"},
+		Container: &api.Container{Id: "removed-before-the-test", PodSandboxId: "removed-before-the-test"},
+	})
+	if err != nil {
+		t.Fatalf("RemoveContainer: %v", err)
+	}
 }
 
 // waitActive waits until the named plugins are active, in any order.

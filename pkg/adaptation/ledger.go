@@ -67,6 +67,14 @@ type ledger struct {
 	// trusted: the last comparison with SyncFn found no difference, and no
 	// change handed to the runtime since has an unknown outcome (usable).
 	trusted bool
+	// relaysRemovals: the runtime relayed a stop or a removal. Until it
+	// does, a comparison that found no difference proves nothing about
+	// removals (moby relays neither), so the ledger is not used (usable).
+	relaysRemovals bool
+	// updating counts, per container key, the UpdateFn calls in flight: the
+	// runtime may have applied one that the ledger notes only once UpdateFn
+	// returns, so a comparison meanwhile does not count the container.
+	updating map[string]int
 	// bound is how many objects the ledger may hold before it is no longer
 	// trusted, or, untrusted, dropped until the next seed (note).
 	bound int
@@ -90,6 +98,12 @@ type ledgerEntry struct {
 	pod     *api.PodSandbox
 	ctr     *api.Container
 	removed bool
+	// listed: a SyncFn listing showed the object. One relayed but not
+	// listed yet may be a creation the runtime stores after relaying it
+	// (CRI-O); missed counts the listings without it since, and the second
+	// one drops it (the creation failed after it was relayed).
+	listed bool
+	missed uint8
 }
 
 // cursor reads the ledger from a position: since reports the entries
@@ -123,17 +137,20 @@ func (l *ledger) recording() bool {
 
 // usable tells whether a takeover may be synchronized from the ledger.
 //
-// The rule: only while the last comparison with SyncFn found no difference.
-// Whether a runtime relays everything the ledger needs is known from what it
-// does, not from a setting: a runtime that relays every change (containerd)
-// compares equal, one that does not (moby relays only creation: removed
-// containers stay) does not, and its takeovers then join under the gate
-// from SyncFn, as upstream's join does. Until the first comparison nothing
-// has shown the ledger exact, so it is not used either.
+// The rule: only while the last comparison with SyncFn found no difference,
+// and once the runtime relayed a stop or a removal. Whether a runtime relays
+// everything the ledger needs is known from what it does, not from a
+// setting: a runtime that relays every change (containerd) compares equal,
+// one that does not (moby relays only creation: removed containers stay)
+// does not, and its takeovers then join under the gate from SyncFn, as
+// upstream's join does. Until the first comparison nothing has shown the
+// ledger exact, and until a relayed removal nothing has shown that a
+// removal reaches it between two comparisons (hack/model/ledger.pml,
+// BUG_TRUST_ALWAYS), so it is not used either.
 func (l *ledger) usable() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.kept && l.seeded && l.trusted
+	return l.kept && l.seeded && l.trusted && l.relaysRemovals
 }
 
 // distrust marks the ledger untrusted until the next comparison finds it
@@ -151,8 +168,10 @@ func (l *ledger) distrust() {
 //
 // The comparison counts the entries missing from the ledger, extra in it,
 // or different. An entry an event changed after from is newer than the
-// listing, and a listed object whose removal was relayed is the runtime's
-// store lagging behind what it relayed: neither is a difference.
+// listing, a listed object whose removal was relayed and a relayed object
+// no listing showed yet are the runtime's store lagging behind what it
+// relayed, and a container with an UpdateFn call in flight may be either
+// side of it: none is a difference.
 func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container) comparison {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -174,12 +193,15 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		old, ok := l.objs[key]
 		switch {
 		case ok && old.ver > from:
+			old.listed = true
 			return
+		case l.updating[key] > 0:
 		case !ok || old.removed:
 			if cmp.done {
 				cmp.add("missing", key)
 			}
 		case sameObject(old.msg(), m):
+			old.listed = true
 			return
 		default:
 			if cmp.done {
@@ -187,6 +209,7 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 			}
 		}
 		e := entry(old)
+		e.listed = true
 		l.bump(key)
 		e.ver = l.ver
 		l.objs[key] = e
@@ -202,12 +225,17 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		})
 	}
 	for key, e := range l.objs {
-		if !seen[key] && !e.removed && e.ver <= from {
-			if cmp.done {
-				cmp.add("extra", key)
-			}
-			l.remove(key)
+		if seen[key] || e.removed || e.ver > from {
+			continue
 		}
+		if !e.listed && e.missed == 0 { // relayed, not stored yet
+			e.missed++
+			continue
+		}
+		if cmp.done && l.updating[key] == 0 {
+			cmp.add("extra", key)
+		}
+		l.remove(key)
 	}
 	if len(l.gone) > 0 {
 		l.goneOrder = slices.DeleteFunc(l.goneOrder, func(key string) bool { return !seen[key] })
@@ -317,9 +345,16 @@ func (l *ledger) note(event api.Event, req any, rsp any, failed bool) {
 		l.remove(key)
 		l.forget(key)
 	default:
+		if old := l.objs[key]; old != nil {
+			e.listed = old.listed
+		}
 		l.bump(key)
 		e.ver = l.ver
 		l.objs[key] = e
+	}
+	switch event {
+	case api.Event_STOP_CONTAINER, api.Event_REMOVE_CONTAINER, api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX:
+		l.relaysRemovals = true
 	}
 	if r, ok := rsp.(updating); ok {
 		var others []*api.ContainerUpdate
@@ -346,13 +381,50 @@ func (l *ledger) note(event api.Event, req any, rsp any, failed bool) {
 	}
 }
 
+// updatingBegins marks the containers of updates as having an UpdateFn call
+// in flight, until applied; it returns updates.
+func (l *ledger) updatingBegins(updates []*api.ContainerUpdate) []*api.ContainerUpdate {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.updating == nil {
+		l.updating = map[string]int{}
+	}
+	for _, u := range updates {
+		l.updating["ctr/"+u.GetContainerId()]++
+	}
+	return updates
+}
+
 // applied records the updates the adaptation handed the runtime, but those
-// it reported failed, once the runtime applied them.
+// it reported failed, once the runtime applied them, and ends their
+// updatingBegins.
 func (l *ledger) applied(updates, failed []*api.ContainerUpdate) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.updatingEndsLocked(updates)
 	if l.kept && l.seeded {
 		l.applyLocked(updates, failed)
+	}
+}
+
+// updatingEnds ends updatingBegins for updates whose UpdateFn call ended
+// without telling what it applied.
+func (l *ledger) updatingEnds(updates []*api.ContainerUpdate) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.updatingEndsLocked(updates)
+}
+
+func (l *ledger) updatingEndsLocked(updates []*api.ContainerUpdate) {
+	for _, u := range updates {
+		key := "ctr/" + u.GetContainerId()
+		if n, ok := l.updating[key]; ok {
+			if n <= 1 {
+				delete(l.updating, key)
+			} else {
+				l.updating[key] = n - 1
+			}
+		}
 	}
 }
 
@@ -376,7 +448,7 @@ func (l *ledger) applyLocked(updates, failed []*api.ContainerUpdate) {
 			continue
 		}
 		l.bump(key)
-		l.objs[key] = &ledgerEntry{ver: l.ver, ctr: c}
+		l.objs[key] = &ledgerEntry{ver: l.ver, ctr: c, listed: e.listed}
 	}
 }
 

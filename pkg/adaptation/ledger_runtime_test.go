@@ -573,3 +573,54 @@ func TestLedgerNotUsedWhereRemovalsAreNotRelayed(t *testing.T) {
 		t.Errorf("the ledger held up to %d objects while %d containers came and went unrelayed; want at most %d", most, limit+10, limit)
 	}
 }
+
+// A takeover while an operation holds the gate uses the ledger only once
+// the runtime relayed a removal: moby relays none, so between two
+// comparisons its removals never reach the ledger, and a successor told
+// from it would learn of containers that are gone (hack/model/ledger.pml,
+// BUG_TRUST_ALWAYS). It joins under the gate instead, once the operation
+// ends, and is told what SyncFn shows.
+func TestLedgerNotTrustedBeforeARemovalWasRelayed(t *testing.T) {
+	m := newModelRuntime(likeMoby)
+	atGate := make(chan struct{}, 8)
+	r, sock := m.start(t, WithScheduleHook(func(point string) {
+		if point == pointGate {
+			atGate <- struct{}{}
+		}
+	}))
+	defer r.Stop()
+	m.runPod(t, "p1")
+	m.create(t, "p1", "c1", nil)
+	m.create(t, "p1", "c2", nil)
+
+	a := newFakePlugin("10", "p", nil)
+	a.regReq = deltaInstance("a", 1)
+	a.connect(t, sock)
+	defer a.close()
+	waitOnlyActive(t, r, "a", "a active")
+	drain(atGate)
+
+	m.remove(t, "c1") // moby: not relayed
+	op := r.BlockPluginSync()
+	b := newFakePlugin("10", "p", nil)
+	b.regReq = deltaInstance("b", 2)
+	b.connect(t, sock)
+	defer b.close()
+	receive(t, atGate, "b's join queued for the gate")
+	if slices.Contains(dispatchedTo(r, "10-p"), "b") {
+		t.Fatal("b took over from the ledger while an operation held the gate, before any removal was relayed")
+	}
+	op.Unblock()
+	waitOnlyActive(t, r, "b", "b took over under the gate")
+	m.toldWhatSyncFnShows(t, b, "b")
+}
+
+func drain[T any](ch <-chan T) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
