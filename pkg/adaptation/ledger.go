@@ -24,9 +24,10 @@ package adaptation
 // What the ledger cannot see is what a runtime changes without relaying it
 // (moby relays only creation; an exit that bypasses BlockPluginSync may be
 // stored after SyncFn read its state). The comparisons find it: the ledger
-// is used for a takeover only while the last one found no difference
-// (trusted), and otherwise a takeover joins under the gate, as upstream's
-// join does.
+// is used for a takeover only while the last one found no difference and
+// once the runtime relayed a removal (usable), and otherwise a takeover
+// joins under the gate, as upstream's join does. hack/model/ledger.pml
+// holds these rules against containerd's, CRI-O's and moby's orders.
 //
 // The ledger is kept while the runtime offers handover (WithPluginHandover,
 // on by default): one clone of the event's object per event.
