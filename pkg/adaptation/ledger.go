@@ -25,7 +25,7 @@ package adaptation
 // (moby relays only creation; an exit that bypasses BlockPluginSync may be
 // stored after SyncFn read its state). The comparisons find it: the ledger
 // is used for a takeover only while the last one found no difference and
-// once the runtime relayed a removal (usable), and otherwise a takeover
+// once the runtime relayed a container's life past its creation (usable), and otherwise a takeover
 // joins under the gate, as upstream's join does. hack/model/ledger.pml
 // holds these rules against containerd's, CRI-O's and moby's orders.
 //
@@ -68,10 +68,11 @@ type ledger struct {
 	// trusted: the last comparison with SyncFn found no difference, and no
 	// change handed to the runtime since has an unknown outcome (usable).
 	trusted bool
-	// relaysRemovals: the runtime relayed a stop or a removal. Until it
-	// does, a comparison that found no difference proves nothing about
-	// removals (moby relays neither), so the ledger is not used (usable).
-	relaysRemovals bool
+	// relaysLife: the runtime relayed a container's life past its
+	// creation (a start, a stop, a removal). Until it does, a comparison
+	// that found no difference proves nothing about removals (moby relays
+	// creation only), so the ledger is not used (usable).
+	relaysLife bool
 	// updating counts, per container key, the UpdateFn calls in flight: the
 	// runtime may have applied one that the ledger notes only once UpdateFn
 	// returns, so a comparison meanwhile does not count the container.
@@ -139,19 +140,19 @@ func (l *ledger) recording() bool {
 // usable tells whether a takeover may be synchronized from the ledger.
 //
 // The rule: only while the last comparison with SyncFn found no difference,
-// and once the runtime relayed a stop or a removal. Whether a runtime relays
+// and once the runtime relayed a container's life past its creation. Whether a runtime relays
 // everything the ledger needs is known from what it does, not from a
 // setting: a runtime that relays every change (containerd) compares equal,
 // one that does not (moby relays only creation: removed containers stay)
 // does not, and its takeovers then join under the gate from SyncFn, as
 // upstream's join does. Until the first comparison nothing has shown the
-// ledger exact, and until a relayed removal nothing has shown that a
-// removal reaches it between two comparisons (hack/model/ledger.pml,
+// ledger exact, and until then nothing has shown that a removal reaches
+// it between two comparisons (hack/model/ledger.pml,
 // BUG_TRUST_ALWAYS), so it is not used either.
 func (l *ledger) usable() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.kept && l.seeded && l.trusted && l.relaysRemovals
+	return l.kept && l.seeded && l.trusted && l.relaysLife
 }
 
 // distrust marks the ledger untrusted until the next comparison finds it
@@ -354,8 +355,9 @@ func (l *ledger) note(event api.Event, req any, rsp any, failed bool) {
 		l.objs[key] = e
 	}
 	switch event {
-	case api.Event_STOP_CONTAINER, api.Event_REMOVE_CONTAINER, api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX:
-		l.relaysRemovals = true
+	case api.Event_START_CONTAINER, api.Event_POST_START_CONTAINER, api.Event_STOP_CONTAINER,
+		api.Event_REMOVE_CONTAINER, api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX:
+		l.relaysLife = true
 	}
 	if r, ok := rsp.(updating); ok {
 		var others []*api.ContainerUpdate

@@ -575,12 +575,13 @@ func TestLedgerNotUsedWhereRemovalsAreNotRelayed(t *testing.T) {
 }
 
 // A takeover while an operation holds the gate uses the ledger only once
-// the runtime relayed a removal: moby relays none, so between two
+// the runtime relayed a container's life past its creation (a start, a
+// stop, a removal): moby relays creation only, so between two
 // comparisons its removals never reach the ledger, and a successor told
 // from it would learn of containers that are gone (hack/model/ledger.pml,
 // BUG_TRUST_ALWAYS). It joins under the gate instead, once the operation
 // ends, and is told what SyncFn shows.
-func TestLedgerNotTrustedBeforeARemovalWasRelayed(t *testing.T) {
+func TestLedgerNotTrustedBeforeTheRuntimeRelayedMoreThanCreation(t *testing.T) {
 	m := newModelRuntime(likeMoby)
 	atGate := make(chan struct{}, 8)
 	r, sock := m.start(t, WithScheduleHook(func(point string) {
@@ -608,7 +609,7 @@ func TestLedgerNotTrustedBeforeARemovalWasRelayed(t *testing.T) {
 	defer b.close()
 	receive(t, atGate, "b's join queued for the gate")
 	if slices.Contains(dispatchedTo(r, "10-p"), "b") {
-		t.Fatal("b took over from the ledger while an operation held the gate, before any removal was relayed")
+		t.Fatal("b took over from the ledger while an operation held the gate, before anything but creation was relayed")
 	}
 	op.Unblock()
 	waitOnlyActive(t, r, "b", "b took over under the gate")

@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,8 +55,8 @@ func TestHandover(t *testing.T) {
 	// a superseded instance stays up until the pod is deleted; here
 	// WithExitOnSuperseded makes Run return once the runtime said so, which
 	// the test waits for.
-	run := func(version, instance string, generation uint64) (stub.HandoverStub, <-chan error) {
-		s, err := stub.NewHandoverStub(plugin{version}, stub.WithPluginName("myplugin"), stub.WithPluginIdx("50"),
+	run := func(version, instance string, generation uint64, told *sync.Map) (stub.HandoverStub, <-chan error) {
+		s, err := stub.NewHandoverStub(plugin{version, told}, stub.WithPluginName("myplugin"), stub.WithPluginIdx("50"),
 			stub.WithSocketPath(rt.SocketPath()), stub.WithPluginVersion(version),
 			stub.WithInstanceID(instance), stub.WithGeneration(generation), stub.WithHandover(),
 			stub.WithExitOnSuperseded())
@@ -72,7 +73,7 @@ func TestHandover(t *testing.T) {
 		return s, done
 	}
 
-	_, v1Done := run("v1", "pod-a", 1)
+	_, v1Done := run("v1", "pod-a", 1, nil)
 	if got := shares("c0"); got != reconciledShares {
 		t.Fatalf("c0 has %d CPU shares after v1 synchronized, want %d", got, reconciledShares)
 	}
@@ -83,7 +84,16 @@ func TestHandover(t *testing.T) {
 	if err := rt.UpdateContainer(ctx, "c0", &api.LinuxResources{Cpu: &api.LinuxCPU{Shares: &api.OptionalUInt64{Value: 2}}}); err != nil {
 		t.Fatal(err)
 	}
-	v2, v2Done := run("v2", "pod-b", 2)
+	// v2's synchronization is told each container as the runtime has it
+	// when v2 takes over: c0 as the update left it, c1 as v1 left it.
+	want := map[string]uint64{"c0": shares("c0"), "c1": shares("c1")}
+	var told sync.Map
+	v2, v2Done := run("v2", "pod-b", 2, &told)
+	for id, w := range want {
+		if got, ok := told.Load(id); !ok || got.(uint64) != w {
+			t.Errorf("v2's synchronization was told %s has %v CPU shares, the runtime had %d", id, got, w)
+		}
+	}
 	for _, id := range []string{"c0", "c1"} {
 		if got := shares(id); got != reconciledShares {
 			t.Fatalf("%s has %d CPU shares after v2 took over, want %d", id, got, reconciledShares)

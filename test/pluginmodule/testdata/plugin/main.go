@@ -9,13 +9,19 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/stub"
 )
 
-type plugin struct{ version string }
+type plugin struct {
+	version string
+	// told records the CPU shares of each container its synchronization
+	// was told of, for the test to compare with the runtime's.
+	told *sync.Map
+}
 
 // reconciledShares is the CPU shares the plugin keeps every container at:
 // its synchronization sets them on every container it is told of.
@@ -24,6 +30,9 @@ const reconciledShares = 512
 func (p plugin) Synchronize(_ context.Context, _ []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
 	var updates []*api.ContainerUpdate
 	for _, c := range ctrs {
+		if p.told != nil {
+			p.told.Store(c.GetId(), c.GetLinux().GetResources().GetCpu().GetShares().GetValue())
+		}
 		updates = append(updates, &api.ContainerUpdate{ContainerId: c.GetId(), Linux: &api.LinuxContainerUpdate{
 			Resources: &api.LinuxResources{Cpu: &api.LinuxCPU{Shares: &api.OptionalUInt64{Value: reconciledShares}}}}})
 	}
@@ -50,7 +59,7 @@ func main() {
 	generation := flag.Uint64("generation", 0, "rollout generation")
 	flag.Parse()
 
-	s, err := stub.New(plugin{*version}, stub.WithPluginName("myplugin"), stub.WithPluginIdx("50"),
+	s, err := stub.New(plugin{version: *version}, stub.WithPluginName("myplugin"), stub.WithPluginIdx("50"),
 		stub.WithSocketPath(*socket), stub.WithPluginVersion(*version), stub.WithInstanceID(*instance),
 		stub.WithGeneration(*generation), stub.WithHandover())
 	if err != nil {
