@@ -104,6 +104,14 @@ func MergeResources(c *api.Container, res *api.LinuxResources) {
 	if c.Linux.Resources == nil {
 		c.Linux.Resources = &api.LinuxResources{}
 	}
+	// A list the update sets replaces the container's, as a runtime sets
+	// it in the spec; proto.Merge would append to it.
+	if len(res.HugepageLimits) > 0 {
+		c.Linux.Resources.HugepageLimits = nil
+	}
+	if len(res.Devices) > 0 {
+		c.Linux.Resources.Devices = nil
+	}
 	proto.Merge(c.Linux.Resources, res)
 }
 

@@ -719,3 +719,26 @@ func populated(m protoreflect.Message, prefix string, out map[string]bool) {
 		return true
 	})
 }
+
+// An update that sets a list replaces the container's, as a runtime sets it
+// in the spec: merging it twice (a listing that already showed it, then the
+// update noted) leaves one entry, not two.
+func TestMergeResourcesReplacesLists(t *testing.T) {
+	c := &api.Container{Linux: &api.LinuxContainer{Resources: &api.LinuxResources{
+		HugepageLimits: []*api.HugepageLimit{{PageSize: "1GB", Limit: 1}},
+		Devices:        []*api.LinuxDeviceCgroup{{Allow: true, Access: "r"}},
+	}}}
+	res := &api.LinuxResources{
+		HugepageLimits: []*api.HugepageLimit{{PageSize: "2MB", Limit: 4}},
+		Devices:        []*api.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
+	}
+	adjust.MergeResources(c, res)
+	adjust.MergeResources(c, res)
+	got := c.GetLinux().GetResources()
+	if len(got.HugepageLimits) != 1 || got.HugepageLimits[0].PageSize != "2MB" {
+		t.Errorf("hugepage limits %v, want the update's alone", got.HugepageLimits)
+	}
+	if len(got.Devices) != 1 || got.Devices[0].Access != "rwm" {
+		t.Errorf("devices %v, want the update's alone", got.Devices)
+	}
+}

@@ -220,6 +220,8 @@ func (p *plugin) relay(ctx context.Context, spec *eventSpec, req any) (any, erro
 // invoke calls the event's RPC, falling back for good to StateChange once a
 // plugin turns out to predate the dedicated RPC.
 func (p *plugin) invoke(ctx context.Context, spec *eventSpec, req any) (any, error) {
+	p.inEvent.Add(1)
+	defer p.inEvent.Add(-1)
 	if spec.stateChange != nil && p.usesStateChange(spec.event) {
 		_, err := p.svc.StateChange(ctx, spec.stateChange(req))
 		return nil, err

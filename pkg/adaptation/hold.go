@@ -256,6 +256,14 @@ func (r *Adaptation) passHolds(ctx context.Context, p *plugin, updates []*Contai
 	h.next++
 	n := h.next
 	for h.blocks(n) {
+		if p.inEvent.Load() > 0 {
+			// Most likely called from its handler of an event the
+			// holds wait for: waiting would stall that event until the
+			// request timeout, and the plugin with it. It is the event's
+			// receiver, so no switch has taken its place yet: as
+			// upstream, UpdateFn now.
+			return false, nil
+		}
 		if bugUpdatesDeferred || h.holding && h.holders[0].to == p {
 			h.deferred = append(h.deferred, deferredUpdate{p: p, updates: updates})
 			return true, nil

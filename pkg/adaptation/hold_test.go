@@ -309,3 +309,64 @@ func TestStopWhileUpdateContainersWaitsForHold(t *testing.T) {
 	}
 	receive(t, stopDone, "Stop")
 }
+
+// A plugin that calls UpdateContainers from its handler of an event, while
+// a switch's hold is queued behind that event, gets UpdateFn's reply at
+// once, as upstream's does: waiting for the hold would stall the event it
+// is handling until the request timeout and drop the plugin.
+func TestUpdateContainersFromAnEventHandlerPassesAQueuedHold(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+
+	inHandler, queued := make(chan struct{}), make(chan struct{})
+	var fromHandler updateReply
+	legacy := newFakePlugin("20", "l", nil)
+	legacy.handle = func(ctx context.Context, e api.Event, _ any) (any, error) {
+		if e == api.Event_RUN_POD_SANDBOX {
+			close(inHandler)
+			<-queued
+			rpl, err := legacy.runtime.UpdateContainers(ctx, &api.UpdateContainersRequest{
+				Update: []*api.ContainerUpdate{{ContainerId: "c1"}}})
+			fromHandler = updateReply{rpl, err}
+		}
+		return nil, nil
+	}
+	legacy.connect(t, sock)
+	defer legacy.close()
+	a := handoverPlugin("10", "p", "a", 1, nil)
+	a.connect(t, sock)
+	defer a.close()
+	waitActive(t, r, "20-l", "10-p")
+
+	ran := make(chan error, 1)
+	go func() {
+		ran <- r.RunPodSandbox(context.Background(), &api.RunPodSandboxRequest{Pod: &api.PodSandbox{Id: "pod0"}})
+	}()
+	receive(t, inHandler, "the legacy plugin's RunPodSandbox handler")
+	b := handoverPlugin("10", "p", "b", 2, nil)
+	b.connect(t, sock)
+	defer b.close()
+	eventually(t, func() bool {
+		r.hold.mu.Lock()
+		defer r.hold.mu.Unlock()
+		return len(r.hold.holders) > 0
+	}, "b's switch queued behind the event")
+	close(queued)
+
+	if err := receive(t, ran, "RunPodSandbox"); err != nil {
+		t.Fatalf("RunPodSandbox: %v", err)
+	}
+	if fromHandler.err != nil {
+		t.Fatalf("UpdateContainers from the handler: %v", fromHandler.err)
+	}
+	select {
+	case <-rt.updates:
+	default:
+		t.Fatal("UpdateFn was not called for the handler's updates")
+	}
+	if legacy.gone() {
+		t.Fatal("the legacy plugin was dropped")
+	}
+	eventually(t, func() bool { return slices.Equal(activeInstances(r, "10-p"), []string{"b"}) }, "b took over")
+}

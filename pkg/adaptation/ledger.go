@@ -181,6 +181,7 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		return comparison{}
 	}
 	cmp := comparison{done: l.seeded}
+	inFlight := 0 // entries not compared: an UpdateFn call for them is in flight
 	if l.objs == nil {
 		l.objs = map[string]*ledgerEntry{}
 	}
@@ -198,6 +199,7 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 			old.listed = true
 			return
 		case l.updating[key] > 0:
+			inFlight++
 		case !ok || old.removed:
 			if cmp.done {
 				cmp.add("missing", key)
@@ -249,7 +251,9 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 	}
 	slices.Sort(cmp.sample)
 	l.seeded = true
-	l.trusted = cmp.done && cmp.differ == 0
+	// A comparison that skipped an update in flight proves the ledger exact
+	// only once that update is noted: the next one tells.
+	l.trusted = cmp.done && cmp.differ == 0 && inFlight == 0
 	l.bound = 2*(len(pods)+len(ctrs)) + minLedgerBound
 	return cmp
 }

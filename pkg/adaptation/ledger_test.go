@@ -452,12 +452,19 @@ func TestLedgerComparisonSkipsUpdatesInFlight(t *testing.T) {
 	l.updatingBegins([]*api.ContainerUpdate{u})
 	applied := proto.Clone(c1).(*api.Container)
 	applied.Linux.Resources.Cpu.Cpus = "0-1" // the runtime applied it; UpdateFn has not returned
+	l.relaysLife = true
 	if c := l.seed(l.version(), nil, []*api.Container{applied}); c.differ != 0 {
 		t.Fatalf("an update in flight counted: %d differ (%v)", c.differ, c.sample)
+	}
+	if l.usable() {
+		t.Error("trusted after a comparison that skipped an update in flight")
 	}
 	l.applied([]*api.ContainerUpdate{u}, nil)
 	if c := l.seed(l.version(), nil, []*api.Container{applied}); c.differ != 0 {
 		t.Errorf("after the update was noted: %d differ (%v)", c.differ, c.sample)
+	}
+	if !l.usable() {
+		t.Error("not trusted after a comparison found no difference")
 	}
 	if len(l.updating) != 0 {
 		t.Errorf("updates in flight left behind: %v", l.updating)

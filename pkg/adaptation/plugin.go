@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/ttrpc"
@@ -44,6 +45,11 @@ type plugin struct {
 	r    *Adaptation
 	kind pluginKind
 	seq  uint64 // registration order; the last tie-breaker of dispatch order
+
+	// inEvent counts the events being relayed to the plugin: an
+	// UpdateContainers it sends meanwhile may come from its handler, which
+	// a hold queued behind that event would wait for (passHolds).
+	inEvent atomic.Int32
 
 	idx      string
 	base     string
