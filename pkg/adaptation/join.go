@@ -420,8 +420,23 @@ func (g *registry) recordHandover(p *plugin, outcome string, start time.Time, wa
 	}
 }
 
+// applyUpdates applies the updates p's synchronization asked for, once it
+// is active, as its UpdateContainers would be: past the holds queued
+// meanwhile (kept for the release if a hold switches to p), and only while p
+// may still update (a switch may have taken its place since).
 func (g *registry) applyUpdates(ctx context.Context, p *plugin, updates []*api.ContainerUpdate) {
 	if len(updates) == 0 {
+		return
+	}
+	deferred, err := g.r.passHolds(ctx, p, updates)
+	switch {
+	case deferred:
+		return
+	case err == nil:
+		err = g.mayUpdate(p)
+	}
+	if err != nil {
+		g.r.log.Warnf(ctx, "dropping %d updates from plugin %s synchronization: %v", len(updates), p.name(), err)
 		return
 	}
 	failed, err := g.r.updateContainers(ctx, updates)
