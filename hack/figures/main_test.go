@@ -19,16 +19,7 @@ func TestDocumentsQuoteTheirRuns(t *testing.T) {
 
 func TestCheckFindsEveryKindOfMismatch(t *testing.T) {
 	root := t.TempDir()
-	write := func(name, text string) {
-		t.Helper()
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, text string) { writeFile(t, root, name, text) }
 	write("docs/results/e2e-x.txt", "# run\ncommit abc123\nA.passed 82\nop.maxMs 7.61\nboth 35 of 35\nlost 0 of 20 (no update carries them)\n")
 	write("README.md", "| A 82<!--fig e2e-x A.passed--> | **7.61**<!--fig e2e-x op.maxMs--> ms (**35 of 35**<!--fig e2e-x both-->) |\n"+
 		"| 0 of 20 (no update carries them)<!--fig e2e-x lost--> |\n")
@@ -85,5 +76,17 @@ func TestFillWritesEachRunsFigure(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(root, "README.md"))
 	if want := "| A 82<!--fig e2e-x A.passed--> | **7.61**<!--fig e2e-x op.maxMs--> ms, 3<!--fig e2e-x none--> | (35 of 35<!--fig e2e-x both-->) |\n"; string(b) != want {
 		t.Errorf("filled:\n%s\nwant:\n%s", b, want)
+	}
+}
+
+// writeFile writes text to name under root, making its folders.
+func writeFile(t *testing.T, root, name, text string) {
+	t.Helper()
+	p := filepath.Join(root, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

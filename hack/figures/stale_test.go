@@ -1,9 +1,7 @@
 package main
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,16 +20,7 @@ func TestStaleResultsNamesARunOlderThanItsCode(t *testing.T) {
 		}
 		return strings.TrimSpace(string(b))
 	}
-	write := func(name, text string) {
-		t.Helper()
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, text string) { writeFile(t, root, name, text) }
 	run("init", "-q")
 	write("pkg/a.go", "package a\n")
 	run("add", ".")

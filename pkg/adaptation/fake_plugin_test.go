@@ -353,16 +353,23 @@ func shortSocket(t testing.TB) string {
 	return filepath.Join(dir, "sub", "nri.sock")
 }
 
-// startRuntime creates and starts an adaptation listening on a fresh socket.
-func startRuntime(t testing.TB, rt *fakeRuntime, opts ...Option) (*Adaptation, string) {
+// testOptions are a test runtime's options: the test logger, a fresh
+// socket, and no pre-installed plugins; opts come after them.
+func testOptions(t testing.TB, opts ...Option) (string, []Option) {
 	t.Helper()
 	sock := shortSocket(t)
-	opts = append([]Option{
+	return sock, append([]Option{
 		WithLogger(testLogger()),
 		WithSocketPath(sock),
 		WithPluginPath(filepath.Join(filepath.Dir(sock), "no-plugins")),
 		WithPluginConfigPath(filepath.Join(filepath.Dir(sock), "no-conf")),
 	}, opts...)
+}
+
+// startRuntime creates and starts an adaptation listening on a fresh socket.
+func startRuntime(t testing.TB, rt *fakeRuntime, opts ...Option) (*Adaptation, string) {
+	t.Helper()
+	sock, opts := testOptions(t, opts...)
 	r, err := New("test-runtime", "v0.0.1", rt.sync, rt.update, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -2,7 +2,6 @@ package adaptation
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -55,13 +54,7 @@ func newModelRuntime(how relaying) *modelRuntime {
 
 func (m *modelRuntime) start(t *testing.T, opts ...Option) (*Adaptation, string) {
 	t.Helper()
-	sock := shortSocket(t)
-	opts = append([]Option{
-		WithLogger(testLogger()),
-		WithSocketPath(sock),
-		WithPluginPath(filepath.Join(filepath.Dir(sock), "no-plugins")),
-		WithPluginConfigPath(filepath.Join(filepath.Dir(sock), "no-conf")),
-	}, opts...)
+	sock, opts := testOptions(t, opts...)
 	r, err := New("model-runtime", "v0.0.1", m.sync, m.update, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
