@@ -3,32 +3,39 @@
 // API follows containerd/nri v0.12.5 so that a runtime switches by changing
 // import paths.
 //
-// Three locks order everything, always taken in this order and never while
-// calling the runtime back, except the sync gate, which exists for that:
+// Locks, always taken in this order, and none of them held while calling the
+// runtime back, except the sync gate, which exists for that:
 //
-//   - the sync gate (syncgate.go): runtime operations hold it shared through
-//     BlockPluginSync; a joining plugin holds it exclusively while the
-//     runtime's SyncFn takes its snapshot and the plugin synchronizes;
+//   - the sync gate (syncGate): runtime operations hold it shared through
+//     BlockPluginSync; a join under the gate holds it exclusively while the
+//     runtime's SyncFn lists its state and the plugin synchronizes; SyncFn is
+//     called nowhere else;
+//   - the hold (hold): a switch's or a reactivation's turn at the dispatch;
+//     events queued after it wait, and its holder takes the next lock once
+//     the events before it ended;
 //   - the Adaptation's mutex: held for the whole dispatch of one event and
-//     for the commit of a synchronized plugin into the registry, so an event
-//     reaches either the snapshot or the plugin;
-//   - the registry's own mutex (registry.go): guards the plugin sets only, so
-//     a plugin can be removed from anywhere, including mid-dispatch.
+//     for a switch, so an event reaches either the old instance or the new
+//     one, never both or neither;
+//   - the registry's mutex (registry): the slots and the plugin sets only,
+//     so a plugin can be removed from anywhere, including mid-dispatch;
+//   - the ledger's mutex (ledger), a leaf.
 //
-// A call of the runtime's SyncFn also holds the SyncFn turn (callback.go),
-// taken after the sync gate, if any, and held around that call only: SyncFn
-// never runs twice at once, under the gate (a commit) or beside runtime
-// operations (a takeover's first round).
+// Where each decision lives: who may join, take over and stay is admission's
+// one table (registry.decide); an instance's state and the dispatch list
+// follow from registry.move alone; a registration runs screen, then join
+// (from the ledger or under the gate: joinsFromLedger), then the switch
+// (swap, activated); a lost instance's slot is served again by
+// registry.remove (a standby reactivated, an urgent hold for a candidate,
+// a workload group's next member); what the runtime's state is, between
+// SyncFn calls, is the ledger's (ledger.seed, ledger.note, ledger.usable).
 //
 // Every plugin connection is served by its own goroutines: a plugin that
 // hangs in registration delays nobody. Every runtime-initiated disconnect goes
 // through plugin.shutdown, which tells a plugin that opted into handover why
 // before closing (plugin.tellsShutdown; upstream tells no plugin).
 //
-// Handover (handover.go) lets a new instance of a plugin supersede the running
-// one, which evicts it; by default only a process of the same user may
-// (supersede.go, WithSupersedePolicy). hack/model/handover.pml is a model of
-// the handover protocol that make model checks with spin.
+// hack/model/README.md states the design's rules; the Promela models beside
+// it are checked by make model.
 package adaptation
 
 import (

@@ -56,32 +56,23 @@ func (r *Adaptation) callSyncFn(ctx context.Context, cb SyncCB) error {
 // v0.12.5 calls SyncFn from Start and then from its one accept loop, holding
 // its sync lock exclusively, so never twice at once; runtimes rely on that
 // (containerd's and CRI-O's SyncFn rewrite their own per-container state).
-// Here two paths call it: a join's commit, which holds the sync gate
-// exclusively (registry.commit), and a takeover's phase 1, which takes the
-// runtime's state beside runtime operations, holding nothing
-// (registry.prepare → snapshot). Without the turn a phase-1 snapshot ran
-// beside a commit and beside another takeover's phase 1.
+// Every call here is under the sync gate held exclusively too, so the turn
+// is a second guard: a call whose caller stopped waiting (at Stop, or a
+// ledger check that gave up: checkLedger) still holds it until the
+// runtime's SyncFn returns.
 //
 // Where the turn sits among the locks (see the package comment): after the
 // sync gate, and before anything the runtime takes inside SyncFn. It is held
 // only across the runtime's SyncFn, taken on the goroutine that calls it and
-// given back when it returns; nothing of ours waits for the gate, the
-// adaptation's mutex or the registry's while holding it (prepare drains the
-// gate before it asks for the state, and the SyncCB only copies the state or
-// synchronizes one plugin over its connection). So a wait for the turn ends
-// when the runtime's SyncFn in progress returns, which is bounded whenever
-// the runtime's own locks are: a commit holding the gate may wait behind a
-// phase-1 snapshot whose SyncFn waits for a runtime lock, and that lock's
-// holder never waits for the gate (containerd, CRI-O: operations take
-// BlockPluginSync before their NRI mutex and container exits take that mutex
-// without the gate; moby releases its lock before BlockPluginSync); a runtime
-// whose lock holder did wait for the gate would deadlock a plain join the
-// same way, with or without the turn. The exception is Stop: runtimes hold
-// the lock their SyncFn takes around Stop, so the call holding the turn may
-// return only after Stop does. Stop does not wait for it (callRuntime stops
-// waiting when Stop begins), and a wait for the turn gives up then too (or
-// when ctx ends), as a wait for the sync gate does, so that no goroutine is
-// left waiting behind a SyncFn the runtime holds.
+// given back when it returns; nothing of ours waits for another lock while
+// holding it (the SyncCB only copies the state or synchronizes one plugin
+// over its connection). So a wait for the turn ends when the runtime's SyncFn
+// in progress returns. The exception is Stop: runtimes hold the lock their
+// SyncFn takes around Stop, so the call holding the turn may return only
+// after Stop does. Stop does not wait for it (callRuntime stops waiting when
+// Stop begins), and a wait for the turn gives up then too (or when ctx
+// ends), as a wait for the sync gate does, so that no goroutine is left
+// waiting behind a SyncFn the runtime holds.
 type syncFnTurn struct {
 	once    sync.Once
 	ch      chan struct{} // holds a token while a call runs

@@ -10,8 +10,8 @@ package adaptation
 // so do two connections registering the same name and index. An external
 // plugin that opted in (api.FeatureHandover) shares a slot with the other
 // opted-in instances of its name that it may supersede (its lineage);
-// handover.go decides who of them is active, admission.go who may join,
-// take over and stay.
+// admission (decide) says who may join, take over and stay, and the
+// lifecycle (move) who of them is active.
 
 import (
 	"cmp"
