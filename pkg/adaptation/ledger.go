@@ -106,6 +106,17 @@ type ledgerEntry struct {
 	// one drops it (the creation failed after it was relayed).
 	listed bool
 	missed uint8
+	// podStopped: the pod's StopPodSandbox was relayed. A runtime goes on
+	// changing a stopped object without relaying it (containerd tears the
+	// pod's network namespace down after relaying its stop, its pid is gone,
+	// and its listing leaves exited containers out): a comparison takes the
+	// listing for it, and does not count it.
+	podStopped bool
+}
+
+// stopped tells whether the object's stop was relayed (stopped).
+func (e *ledgerEntry) stopped() bool {
+	return e.podStopped || e.ctr.GetState() == api.ContainerState_CONTAINER_STOPPED
 }
 
 // cursor reads the ledger from a position: since reports the entries
@@ -207,13 +218,17 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		case sameObject(old.msg(), m):
 			old.listed = true
 			return
+		case old.stopped():
 		default:
 			if cmp.done {
-				cmp.add("different", key)
+				cmp.add("different", key+" ("+differingFields(old.msg(), m)+")")
 			}
 		}
 		e := entry(old)
 		e.listed = true
+		if old != nil {
+			e.podStopped = old.podStopped
+		}
 		l.bump(key)
 		e.ver = l.ver
 		l.objs[key] = e
@@ -236,7 +251,9 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 			e.missed++
 			continue
 		}
-		if cmp.done && l.updating[key] == 0 {
+		// A stopped container the listing lacks is not a difference:
+		// containerd lists no exited container, as upstream's join shows it.
+		if cmp.done && l.updating[key] == 0 && !e.stopped() {
 			cmp.add("extra", key)
 		}
 		l.remove(key)
@@ -524,7 +541,8 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 		if event == api.Event_REMOVE_POD_SANDBOX {
 			return key, &ledgerEntry{removed: true}
 		}
-		return key, &ledgerEntry{pod: clonePodReusing(r.GetPod(), objs[key].getPod())}
+		return key, &ledgerEntry{pod: clonePodReusing(r.GetPod(), objs[key].getPod()),
+			podStopped: event == api.Event_STOP_POD_SANDBOX || objs[key] != nil && objs[key].podStopped}
 	}
 	return "", nil
 }

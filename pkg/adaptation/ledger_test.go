@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -292,7 +293,7 @@ func TestLedgerComparisonCountsWhatDiffers(t *testing.T) {
 	j.note(api.Event_STOP_CONTAINER, &api.StopContainerRequest{Container: c("changed", running)}, nil, false)
 	cmp := j.seed(from, nil, []*api.Container{c("same", running), c("differs", stopped), c("missing", running),
 		c("removed", stopped), c("changed", running)})
-	want := []string{"different ctr/differs", "extra ctr/extra", "missing ctr/missing"}
+	want := []string{"different ctr/differs (state)", "extra ctr/extra", "missing ctr/missing"}
 	if !cmp.done || cmp.differ != 3 || !slices.Equal(cmp.sample, want) {
 		t.Errorf("comparison %+v; want 3 differing: %v", cmp, want)
 	}
@@ -468,5 +469,50 @@ func TestLedgerComparisonSkipsUpdatesInFlight(t *testing.T) {
 	}
 	if len(l.updating) != 0 {
 		t.Errorf("updates in flight left behind: %v", l.updating)
+	}
+}
+
+// What a runtime changes about a pod after relaying its stop (containerd
+// tears its network namespace down, and its pid is gone) is taken from the
+// next listing and not counted; the same change to a pod still running is.
+func TestLedgerReseedsAStoppedPodUncounted(t *testing.T) {
+	withNet := func(id string) *api.PodSandbox {
+		return &api.PodSandbox{Id: id, Pid: 42, Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{
+			{Type: "network", Path: "/var/run/netns/" + id}, {Type: "ipc"}}}}
+	}
+	torn := func(id string) *api.PodSandbox {
+		return &api.PodSandbox{Id: id, Linux: &api.LinuxPodSandbox{Namespaces: []*api.LinuxNamespace{{Type: "ipc"}}}}
+	}
+	l := &ledger{kept: true}
+	l.seed(0, []*api.PodSandbox{withNet("stopped"), withNet("running")}, nil)
+	l.note(api.Event_STOP_POD_SANDBOX, &api.StopPodSandboxRequest{Pod: withNet("stopped")}, nil, false)
+	c := l.seed(l.version(), []*api.PodSandbox{torn("stopped"), torn("running")}, nil)
+	if c.differ != 1 || !strings.HasPrefix(c.sample[0], "different pod/running (") {
+		t.Errorf("comparison %+v; want the running pod alone counted", c)
+	}
+	pods, _, _ := l.state()
+	for _, p := range pods {
+		if len(p.GetLinux().GetNamespaces()) != 1 {
+			t.Errorf("pod %s not reseeded from the listing: %v", p.GetId(), p.GetLinux().GetNamespaces())
+		}
+	}
+}
+
+// containerd lists no exited container: a container whose stop was relayed
+// and that the listing lacks leaves the ledger uncounted; a running one the
+// listing lacks is counted (its removal was not relayed).
+func TestLedgerDropsAStoppedContainerUncounted(t *testing.T) {
+	ctr := func(id string) *api.Container {
+		return &api.Container{Id: id, PodSandboxId: "p", State: api.ContainerState_CONTAINER_RUNNING}
+	}
+	l := &ledger{kept: true}
+	l.seed(0, nil, []*api.Container{ctr("exited"), ctr("running")})
+	l.note(api.Event_STOP_CONTAINER, &api.StopContainerRequest{Container: ctr("exited")}, nil, false)
+	c := l.seed(l.version(), nil, nil)
+	if c.differ != 1 || c.sample[0] != "extra ctr/running" {
+		t.Errorf("comparison %+v; want the running container alone counted", c)
+	}
+	if _, ctrs, _ := l.state(); len(ctrs) != 0 {
+		t.Errorf("the ledger holds %d containers; want none, as listed", len(ctrs))
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"maps"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/nri-handover/nri/api"
 )
@@ -276,4 +278,28 @@ func sameMsg[E any, T message[E]](a, b T) bool {
 
 func sameUnknown(a, b proto.Message) bool {
 	return bytes.Equal(a.ProtoReflect().GetUnknown(), b.ProtoReflect().GetUnknown())
+}
+
+// differingFields names the fields in which a and b differ, a level deep
+// into linux, for a comparison's log.
+func differingFields(a, b proto.Message) string {
+	var names []string
+	var walk func(prefix string, a, b protoreflect.Message, depth int)
+	walk = func(prefix string, a, b protoreflect.Message, depth int) {
+		fields := a.Descriptor().Fields()
+		for i := 0; i < fields.Len(); i++ {
+			f := fields.Get(i)
+			va, vb := a.Get(f), b.Get(f)
+			if va.Equal(vb) {
+				continue
+			}
+			if f.Kind() == protoreflect.MessageKind && !f.IsList() && !f.IsMap() && depth > 0 && a.Has(f) && b.Has(f) {
+				walk(prefix+string(f.Name())+".", va.Message(), vb.Message(), depth-1)
+				continue
+			}
+			names = append(names, prefix+string(f.Name()))
+		}
+	}
+	walk("", a.ProtoReflect(), b.ProtoReflect(), 1)
+	return strings.Join(names, ",")
 }
