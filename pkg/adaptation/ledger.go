@@ -218,7 +218,7 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		case sameObject(old.msg(), m):
 			old.listed = true
 			return
-		case old.stopped():
+		case old.stopped(), onlyPidDiffers(old.ctr, m):
 		default:
 			if cmp.done {
 				cmp.add("different", key+" ("+differingFields(old.msg(), m)+")")
@@ -718,4 +718,17 @@ func (r *Adaptation) checkLedger(ctx context.Context) {
 		r.log.Infof(ctx, "comparing the ledger with SyncFn takes longer than %v: going on without it", checkWait)
 	case <-ctx.Done():
 	}
+}
+
+// onlyPidDiffers tells whether container a differs from listed m in its pid
+// alone. containerd reads a container's pid from its live task: an exit in
+// flight (its event bypasses the gate, and comes) shows as pid 0 first.
+func onlyPidDiffers(a *api.Container, m proto.Message) bool {
+	b, ok := m.(*api.Container)
+	if a == nil || !ok || a.GetPid() == b.GetPid() {
+		return false
+	}
+	c := proto.Clone(a).(*api.Container)
+	c.Pid = b.GetPid()
+	return sameObject(c, b)
 }

@@ -516,3 +516,18 @@ func TestLedgerDropsAStoppedContainerUncounted(t *testing.T) {
 		t.Errorf("the ledger holds %d containers; want none, as listed", len(ctrs))
 	}
 }
+
+// A running container listed with another pid (containerd reads it from the
+// live task: 0 while its exit is in flight) is taken from the listing and not
+// counted; another field that differs is.
+func TestLedgerTakesAPidUncounted(t *testing.T) {
+	ctr := func(id string, pid uint32, name string) *api.Container {
+		return &api.Container{Id: id, PodSandboxId: "p", Name: name, Pid: pid, State: api.ContainerState_CONTAINER_RUNNING}
+	}
+	l := &ledger{kept: true}
+	l.seed(0, nil, []*api.Container{ctr("exiting", 7, "a"), ctr("renamed", 8, "b")})
+	c := l.seed(l.version(), nil, []*api.Container{ctr("exiting", 0, "a"), ctr("renamed", 0, "c")})
+	if c.differ != 1 || !strings.HasPrefix(c.sample[0], "different ctr/renamed") {
+		t.Errorf("comparison %+v; want the renamed container alone counted", c)
+	}
+}
