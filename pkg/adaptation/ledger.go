@@ -33,11 +33,8 @@ package adaptation
 // on by default): one clone of the event's object per event.
 
 import (
-	"context"
 	"slices"
-	"strings"
 	"sync"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -117,29 +114,6 @@ type ledgerEntry struct {
 // stopped tells whether the object's stop was relayed (stopped).
 func (e *ledgerEntry) stopped() bool {
 	return e.podStopped || e.ctr.GetState() == api.ContainerState_CONTAINER_STOPPED
-}
-
-// cursor reads the ledger from a position: since reports the entries
-// changed from next on.
-type cursor struct {
-	l      *ledger
-	next   uint64
-	epoch  uint64
-	closed bool // guarded by l.mu
-}
-
-// comparison is what comparing the ledger with a SyncFn listing found.
-type comparison struct {
-	done   bool // the ledger held a state to compare
-	differ int  // entries missing, extra or different
-	sample []string
-}
-
-func (c *comparison) add(what, key string) {
-	c.differ++
-	if len(c.sample) < maxSample {
-		c.sample = append(c.sample, what+" "+key)
-	}
 }
 
 func (l *ledger) recording() bool {
@@ -572,163 +546,4 @@ func (l *ledger) stateLocked() (pods []*api.PodSandbox, ctrs []*api.Container, o
 	}
 	d.sort()
 	return d.pods, d.ctrs, true
-}
-
-// snapshot returns the ledger's state and a cursor past it, atomically.
-func (l *ledger) snapshot() (pods []*api.PodSandbox, ctrs []*api.Container, c *cursor, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if pods, ctrs, ok = l.stateLocked(); !ok {
-		return nil, nil, nil, false
-	}
-	return pods, ctrs, l.openLocked(), true
-}
-
-// openCursor returns a cursor at the ledger's current version.
-func (l *ledger) openCursor() *cursor {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.openLocked()
-}
-
-func (l *ledger) openLocked() *cursor {
-	l.open++
-	return &cursor{l: l, next: l.ver + 1, epoch: l.epoch}
-}
-
-// close releases the cursor; tombstones go with the last one.
-func (c *cursor) close() {
-	if c == nil {
-		return
-	}
-	l := c.l
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if c.closed {
-		return
-	}
-	c.closed = true
-	if l.open--; l.open == 0 {
-		for _, key := range l.changed {
-			if e := l.objs[key]; e != nil && e.removed {
-				delete(l.objs, key)
-			}
-		}
-		l.changed = nil
-	}
-}
-
-// since returns what changed from the cursor's position on and moves the
-// cursor past it. ok is false once the cursor was closed (its standby went
-// away while its reactivation was being prepared).
-func (c *cursor) since() (d *delta, ok bool) {
-	l := c.l
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if c.closed || c.epoch != l.epoch {
-		return nil, false
-	}
-	d = &delta{}
-	// The keys changed since c.next are the last ver-c.next+1 entries of
-	// changed (one per version while a cursor is open, and c is open).
-	from := max(0, len(l.changed)-int(l.ver+1-c.next))
-	seen := map[string]bool{}
-	for _, key := range l.changed[from:] {
-		e := l.objs[key]
-		if seen[key] || e == nil || e.ver < c.next {
-			continue
-		}
-		seen[key] = true
-		id := key[len("ctr/"):]
-		isPod := strings.HasPrefix(key, "pod/")
-		switch {
-		case e.removed && isPod:
-			d.removedPods = append(d.removedPods, id)
-		case e.removed:
-			d.removedCtrs = append(d.removedCtrs, id)
-		case isPod:
-			d.pods = append(d.pods, e.pod)
-		default:
-			d.ctrs = append(d.ctrs, e.ctr)
-		}
-	}
-	c.next = l.ver + 1
-	d.sort()
-	return d, true
-}
-
-// reseed compares the ledger with what SyncFn returned, says what differs
-// (the log and LedgerMetrics), and records the listing. It runs inside a
-// SyncCB, under the sync gate; from is the ledger's version read before
-// SyncFn was called.
-func (r *Adaptation) reseed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container) {
-	c := r.ledger.seed(from, pods, ctrs)
-	if !c.done {
-		return
-	}
-	if c.differ == 0 {
-		r.log.Infof(r.ctx, "ledger compared with SyncFn: 0 differ")
-	} else {
-		r.log.Warnf(r.ctx, "ledger compared with SyncFn: %d differ (%s); takeovers join under the sync gate until a comparison finds none",
-			c.differ, strings.Join(c.sample, ", "))
-	}
-	if m, ok := r.metrics.(LedgerMetrics); ok {
-		m.RecordLedgerComparison(c.differ)
-	}
-}
-
-// checkWait bounds how long checkLedger's caller waits for the comparison.
-// Once the gate is taken, a hold queued meanwhile (an instance lost, a
-// switch) can keep out an event that holds the runtime's own lock, which
-// SyncFn takes; that hold may be waiting for the caller. The comparison
-// goes on without the caller then, holding the gate until SyncFn returns.
-const checkWait = 500 * time.Millisecond
-
-// checkLedger compares the ledger with SyncFn, and reseeds it, if the sync
-// gate can be taken at once and no hold is queued (while one is, an event
-// waiting for it may hold the runtime's lock, which SyncFn takes): it never
-// waits for the runtime's operations, and calls SyncFn only under the gate,
-// as everywhere. It is called before a takeover would be synchronized from
-// the ledger, where a join would cost a SyncFn call anyway, and by a
-// registration that finds the ledger dropped.
-func (r *Adaptation) checkLedger(ctx context.Context) {
-	if !r.handover || !r.hold.idle() || !r.syncGate.TryLock() {
-		return
-	}
-	from := r.ledger.version()
-	done := make(chan struct{})
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		defer close(done)
-		defer r.syncGate.Unlock()
-		err := r.callSyncFn(r.ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
-			r.reseed(from, pods, ctrs)
-			return nil, nil
-		})
-		if err != nil && r.ctx.Err() == nil {
-			r.log.Warnf(r.ctx, "failed to compare the ledger with SyncFn: %v", err)
-		}
-	}()
-	t := time.NewTimer(checkWait)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		r.log.Infof(ctx, "comparing the ledger with SyncFn takes longer than %v: going on without it", checkWait)
-	case <-ctx.Done():
-	}
-}
-
-// onlyPidDiffers tells whether container a differs from listed m in its pid
-// alone. containerd reads a container's pid from its live task: an exit in
-// flight (its event bypasses the gate, and comes) shows as pid 0 first.
-func onlyPidDiffers(a *api.Container, m proto.Message) bool {
-	b, ok := m.(*api.Container)
-	if a == nil || !ok || a.GetPid() == b.GetPid() {
-		return false
-	}
-	c := proto.Clone(a).(*api.Container)
-	c.Pid = b.GetPid()
-	return sameObject(c, b)
 }

@@ -1,0 +1,102 @@
+package adaptation
+
+// Cursors: reading the ledger from a position, so that a takeover's
+// successor starts from a snapshot and catches up with what changed since.
+
+import (
+	"strings"
+
+	"github.com/nri-handover/nri/api"
+)
+
+// cursor reads the ledger from a position: since reports the entries
+// changed from next on.
+type cursor struct {
+	l      *ledger
+	next   uint64
+	epoch  uint64
+	closed bool // guarded by l.mu
+}
+
+// snapshot returns the ledger's state and a cursor past it, atomically.
+func (l *ledger) snapshot() (pods []*api.PodSandbox, ctrs []*api.Container, c *cursor, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if pods, ctrs, ok = l.stateLocked(); !ok {
+		return nil, nil, nil, false
+	}
+	return pods, ctrs, l.openLocked(), true
+}
+
+// openCursor returns a cursor at the ledger's current version.
+func (l *ledger) openCursor() *cursor {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.openLocked()
+}
+
+func (l *ledger) openLocked() *cursor {
+	l.open++
+	return &cursor{l: l, next: l.ver + 1, epoch: l.epoch}
+}
+
+// close releases the cursor; tombstones go with the last one.
+func (c *cursor) close() {
+	if c == nil {
+		return
+	}
+	l := c.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	if l.open--; l.open == 0 {
+		for _, key := range l.changed {
+			if e := l.objs[key]; e != nil && e.removed {
+				delete(l.objs, key)
+			}
+		}
+		l.changed = nil
+	}
+}
+
+// since returns what changed from the cursor's position on and moves the
+// cursor past it. ok is false once the cursor was closed (its standby went
+// away while its reactivation was being prepared).
+func (c *cursor) since() (d *delta, ok bool) {
+	l := c.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.closed || c.epoch != l.epoch {
+		return nil, false
+	}
+	d = &delta{}
+	// The keys changed since c.next are the last ver-c.next+1 entries of
+	// changed (one per version while a cursor is open, and c is open).
+	from := max(0, len(l.changed)-int(l.ver+1-c.next))
+	seen := map[string]bool{}
+	for _, key := range l.changed[from:] {
+		e := l.objs[key]
+		if seen[key] || e == nil || e.ver < c.next {
+			continue
+		}
+		seen[key] = true
+		id := key[len("ctr/"):]
+		isPod := strings.HasPrefix(key, "pod/")
+		switch {
+		case e.removed && isPod:
+			d.removedPods = append(d.removedPods, id)
+		case e.removed:
+			d.removedCtrs = append(d.removedCtrs, id)
+		case isPod:
+			d.pods = append(d.pods, e.pod)
+		default:
+			d.ctrs = append(d.ctrs, e.ctr)
+		}
+	}
+	c.next = l.ver + 1
+	d.sort()
+	return d, true
+}
