@@ -30,6 +30,20 @@ func (m *gateWaits) RecordHandover(_, outcome string, _, wait time.Duration) {
 	}
 }
 
+// nodeOf is a fake runtime holding n running containers in pods of ten.
+func nodeOf(n int) *fakeRuntime {
+	rt := newFakeRuntime()
+	for i := range n / 10 {
+		rt.pods = append(rt.pods, &api.PodSandbox{Id: "p" + strconv.Itoa(i), Name: "pod", Namespace: "default"})
+	}
+	for i := range n {
+		rt.containers = append(rt.containers, &api.Container{Id: "c" + strconv.Itoa(i),
+			PodSandboxId: "p" + strconv.Itoa(i%(n/10)), Name: "ctr", State: api.ContainerState_CONTAINER_RUNNING,
+			Annotations: map[string]string{"io.kubernetes.pod.name": "pod"}, Env: []string{"A=1", "B=2"}})
+	}
+	return rt
+}
+
 // BenchmarkTakeoverCommit measures how long runtime operations wait while a
 // takeover commits (the sync gate held), on nodes of 1 000 to 50 000
 // containers, with a few containers created while the successor synchronizes
@@ -39,15 +53,7 @@ func (m *gateWaits) RecordHandover(_, outcome string, _, wait time.Duration) {
 func BenchmarkTakeoverCommit(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		b.Run(fmt.Sprintf("ctrs=%d", n), func(b *testing.B) {
-			rt := newFakeRuntime()
-			for i := range n / 10 {
-				rt.pods = append(rt.pods, &api.PodSandbox{Id: "p" + strconv.Itoa(i), Name: "pod", Namespace: "default"})
-			}
-			for i := range n {
-				rt.containers = append(rt.containers, &api.Container{Id: "c" + strconv.Itoa(i),
-					PodSandboxId: "p" + strconv.Itoa(i%(n/10)), Name: "ctr", State: api.ContainerState_CONTAINER_RUNNING,
-					Annotations: map[string]string{"io.kubernetes.pod.name": "pod"}, Env: []string{"A=1", "B=2"}})
-			}
+			rt := nodeOf(n)
 			m := &gateWaits{}
 			r, sock := startRuntime(b, rt, WithMetrics(m))
 			defer r.Stop()
@@ -123,15 +129,7 @@ func BenchmarkTakeoverCommit(b *testing.B) {
 func BenchmarkLedgerCheck(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
 		b.Run(fmt.Sprintf("ctrs=%d", n), func(b *testing.B) {
-			rt := newFakeRuntime()
-			for i := range n / 10 {
-				rt.pods = append(rt.pods, &api.PodSandbox{Id: "p" + strconv.Itoa(i), Name: "pod", Namespace: "default"})
-			}
-			for i := range n {
-				rt.containers = append(rt.containers, &api.Container{Id: "c" + strconv.Itoa(i),
-					PodSandboxId: "p" + strconv.Itoa(i%(n/10)), Name: "ctr", State: api.ContainerState_CONTAINER_RUNNING,
-					Annotations: map[string]string{"io.kubernetes.pod.name": "pod"}, Env: []string{"A=1", "B=2"}})
-			}
+			rt := nodeOf(n)
 			m := &ledgerComparisons{}
 			r, _ := startRuntime(b, rt, WithMetrics(m))
 			defer r.Stop()

@@ -381,7 +381,7 @@ func (p *plugin) disconnect(reason api.ShutdownReason, msg string, successor *pl
 // plugin when the runtime does not offer handover) gets what upstream
 // containerd/nri v0.12.5 gives it, and upstream's pkg/adaptation never calls
 // Plugin.Shutdown: the only call of it in that module is the plugin-side WASM
-// export in upstream's pkg/api/api_plugin.pb.go. Upstream's disconnects, by the reason
+// export generated into upstream's pkg/api. Upstream's disconnects, by the reason
 // ours gives, and what each does instead of telling the plugin:
 //
 //	RUNTIME_SHUTDOWN        adaptation.go:(*Adaptation).Stop → stopPlugins → plugin.go:(*plugin).stop
