@@ -149,53 +149,11 @@ rollout_wait() {
 # created_during SC: from containerd's log between SC's start and stop, each
 # container created, with the plugin instances active while containerd
 # created it (at its CreateContainer request and until its reply), "none"
-# for a time no instance was active. The whole log is read, so the active
-# instance is known from the first registration on:
-#   "...[PID] registered (version \"V\", instance \"X\"..."  PID is instance X
-#   "...[PID] connected and synchronized"   X is active (joined, or took over)
-#   "... instance OLD ... superseded by ... instance NEW ..."  the switch itself
-#   "... instance X ... reactivated after ... left" (or "... failed to join")
-#    the standby X is active again (its successor left, or failed its switch)
-#   "... instance NEW ... takes over from external:...[PID], which does not
-#    support handover"  an opted-in NEW took over a plugin without handover
-#   "connection to plugin ...[PID] closed"  if X was active, none is
-#   "plugin ... failed to handle CreateContainer, proceeding without it"
-#    the active instance failed the creations in flight (it was going: its
-#    connection's close may be logged after them), as upstream proceeds
-# ("takes over from" is logged when a successor starts catching up; its
-# predecessor serves until the switch.)
+# for a time no instance was active: from the active instance's loss (the
+# adaptation's "plugin ...[PID] removed", logged only for the active one)
+# to the next activation (test/realkube/active reads the whole log).
 created_during() {
-	local from to
-	{ read -r from; read -r to; } <"$R/ev/$1.lines"
-	awk -v from="$from" -v to="$to" '
-	function pid(s) { sub(/.*50-annotator\[/, "", s); sub(/\].*/, "", s); return s }
-	function activate(x) { cur = x; for (s in open) open[s] = open[s] " " x }
-	BEGIN { cur = "none" }
-	/external:50-annotator\[[0-9]+\] registered \(version/ {
-		x = $0; sub(/.*instance \\"/, "", x); sub(/\\".*/, "", x); inst[pid($0)] = x; next
-	}
-	/external:50-annotator\[[0-9]+\] connected and synchronized/ { if (pid($0) in inst) activate(inst[pid($0)]); next }
-	/ superseded by .* instance / {
-		split($0, w, " instance "); x = w[3]; sub(/[ "].*/, "", x); activate(x); next
-	}
-	/ reactivated after .* (left|failed to join)"/ {
-		split($0, w, " instance "); x = w[2]; sub(/[ "].*/, "", x); activate(x); next
-	}
-	/ takes over from external:50-annotator\[[0-9]+\], which does not support handover/ {
-		split($0, w, " instance "); x = w[2]; sub(/[ "].*/, "", x); activate(x); next
-	}
-	/connection to plugin external:50-annotator\[[0-9]+\] closed/ { if (inst[pid($0)] == cur) activate("none"); next }
-	/plugin 50-annotator failed to handle CreateContainer, proceeding without it/ {
-		for (o in open) open[o] = open[o] " none"; next
-	}
-	/msg="CreateContainer within sandbox/ {
-		s = $0; sub(/.*within sandbox \\"/, "", s); sub(/\\".*/, "", s)
-		if ($0 ~ /returns container id/) {
-			id = $0; sub(/.*returns container id \\"/, "", id); sub(/\\".*/, "", id)
-			if (NR > from && NR <= to) print id, (s in open ? open[s] : cur)
-			delete open[s]
-		} else open[s] = cur
-	}' "$R/containerd.log"
+	"$R/bin/active" -containerd-log "$R/containerd.log" -ev "$R/ev" -scenario "$1" created
 }
 # annotation_of ID: the stamps on container ID's record (distinct values).
 annotation_of() {
@@ -229,8 +187,8 @@ create_errors() {
 # over the containers containerd created while SC ran: one = exactly one
 # stamp, from an instance active while it was created, logged once by the
 # plugin; window = unstamped, and created while at some moment no instance
-# was active (the active one killed or deleted, even mid-call, before its
-# successor was made active).
+# was active (from the active one's loss, even mid-call, to the next
+# activation; check_premises fails any other period with none active).
 stamp_counts() {
 	local id active ann n c=0 one=0 wrong=0 dbl=0 none=0 win=0
 	while read -r id active; do
@@ -346,6 +304,26 @@ check_rollout() {
 	read -r lo2 s2 < <(available_between "$sc" "${del:-9e99}" 9e99)
 	echo "  $sc: after the deletion, numberAvailable $lo2 for ${s2}s while the old pod terminated (the controller counts a node's oldest pod, terminating or not)"
 	echo "  $sc: plugin pods Ready at once, at most: $(max_ready "$sc") (the old one stays Ready after it handed over, until deleted)"
+}
+
+# check_premises SC: what SC claims to exercise, from containerd's log and
+# SC's marks (test/realkube/active): the killed pid was the active
+# instance when its connection closed; the deleted pod's instance
+# registered, and was active or not (the result deleted-instance says
+# which); every period with no active instance ran from the active
+# instance's loss to the next activation; an instance superseded by one
+# that was lost, whose pod was not being deleted, served again next within
+# TAKEOVER_BOUND.
+check_premises() {
+	local st text
+	while read -r st text; do
+		case $st in
+		ok) pass "$1: $text" ;;
+		FAIL) fail "$1: $text" ;;
+		result) result "$1.${text%% *}" "${text#* }" ;;
+		esac
+	done < <("$R/bin/active" -containerd-log "$R/containerd.log" -ev "$R/ev" -scenario "$1" -bound "${TAKEOVER_BOUND}s" premises 2>&1 ||
+		echo "FAIL test/realkube/active could not check the premises")
 }
 
 # log_count SC REGEX: how many lines of containerd's log matched REGEX while
