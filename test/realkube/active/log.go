@@ -86,7 +86,7 @@ var (
 	closedRE      = regexp.MustCompile(`^connection to plugin external:(\S+)\[(\d+)\] closed$`)
 	disconnectRE  = regexp.MustCompile(`^disconnecting plugin external:(\S+)\[(\d+)\] \(SHUTDOWN_REASON_(\w+)\)`)
 	// containerd's CRI lines
-	sandboxRE   = regexp.MustCompile(`^RunPodSandbox for name:"([^"]*)" uid:"([^"]*)" .* returns sandbox id "([^"]*)"$`)
+	sandboxRE   = regexp.MustCompile(`^RunPodSandbox for name:"([^"]*)"\s+uid:"([^"]*)"\s.* returns sandbox id "([^"]*)"$`)
 	createRE    = regexp.MustCompile(`^CreateContainer within sandbox "([^"]*)" for container name:"([^"]*)"`)
 	createdRE   = regexp.MustCompile(`^CreateContainer within sandbox "([^"]*)" for name:"([^"]*)".* returns container id "([^"]*)"$`)
 	createErrRE = regexp.MustCompile(`^CreateContainer within sandbox "([^"]*)" for name:"([^"]*)".* failed`)

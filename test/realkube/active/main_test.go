@@ -103,6 +103,32 @@ func TestPremisesHeld(t *testing.T) {
 	}
 }
 
+// A run of make e2e-kubernetes before finding 8's fix (containerd's log
+// excerpted as for TestPremisesHeld): the kill held, the deleted pod's
+// instance took over and exited on SIGTERM 0.11 s later, and its
+// predecessor, whose pod lived on, did not serve again: nobody did for
+// 9.4 s. The instance the killed one had superseded was in a pod being
+// deleted (containerd's protobuf text puts one or two spaces between the
+// fields of RunPodSandbox's line).
+func TestPremisesOfFinding8Run(t *testing.T) {
+	out, created := run(t, "finding8", nil)
+	wantLines(t, out,
+		"ok the killed pid 1296 was the active instance when its connection closed: instance 0dbe114f, active since 21:26:00.994, lost 0.139s after the kill",
+		"ok the deleted pod nri-annotator-wbxbv's instance 9323a803 was active: from 21:26:58.391 to 21:26:58.501 (lost)",
+		"ok every period with no active instance began with the active instance's loss and ended at the next activation (3): "+
+			"21:26:24.299 (instance 0dbe114f, pid 1296, lost) → 21:26:33.324 (0dbe114f active): 9.025s; "+
+			"21:26:33.502 (instance 0dbe114f, pid 11335, lost) → 21:26:43.507 (f3b5a2d5 active): 10.005s; "+
+			"21:26:58.501 (instance 9323a803, pid 18699, lost) → 21:27:07.904 (ab45fdc4 active): 9.402s",
+		"FAIL a superseded instance whose pod was not deleted served again within 8s when its successor was lost: "+
+			"instance 0dbe114f lost at 21:26:24.299 had superseded 309894c0, whose pod nri-annotator-n77hf was being deleted; "+
+			"instance 0dbe114f lost at 21:26:33.502 had superseded 309894c0, whose pod nri-annotator-n77hf was being deleted; "+
+			"instance 9323a803 lost at 21:26:58.501 had superseded f3b5a2d5, whose pod nri-annotator-rgdn2 was not deleted; next active: ab45fdc4, 9.402s later",
+	)
+	if got := created["c3af5f07299157c5f39119f8880c71324aa3bbe6e9e2e399d0d766b7f7fd3c47"]; got != "none" {
+		t.Errorf("a container created after the deleted pod's instance was lost: created while %q was active, want none", got)
+	}
+}
+
 // The run issue 39 describes (finding 8), rebuilt from its account: the
 // pid killed "as the active instance" had been superseded 0.3 s before
 // the kill; the deleted pod's instance took over, exited on SIGTERM, and
