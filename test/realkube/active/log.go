@@ -65,7 +65,6 @@ type registration struct {
 // from its CreateContainer request to its reply, "none" for a time none was.
 type creation struct {
 	id     string
-	n0, n1 int // the request's and the reply's line
 	active []string
 }
 
@@ -192,12 +191,12 @@ func parse(r io.Reader, name string, from, to int) (*history, error) {
 			if who == "" || cur.lost {
 				who = "none"
 			}
-			h.open[m[1]+"/"+m[2]] = &creation{n0: n, active: []string{who}}
+			h.open[m[1]+"/"+m[2]] = &creation{active: []string{who}}
 		} else if m := createdRE.FindStringSubmatch(q); m != nil {
 			h.ctrPod[m[3]] = h.sandboxes[m[1]]
 			if c := h.open[m[1]+"/"+m[2]]; c != nil {
 				delete(h.open, m[1]+"/"+m[2])
-				c.id, c.n1 = m[3], n
+				c.id = m[3]
 				if in {
 					h.created = append(h.created, *c)
 				}

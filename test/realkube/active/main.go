@@ -101,8 +101,8 @@ func read(clog, ev, sc, name string) (*history, error) {
 
 // marks are what the scenario did, and when (SC.marks, epoch seconds).
 type marks struct {
-	start, kill, del time.Time
-	pid, pod         string
+	kill, del time.Time
+	pid, pod  string
 }
 
 func readMarks(path string) (marks, error) {
@@ -122,8 +122,6 @@ func readMarks(path string) (marks, error) {
 		}
 		t := time.Unix(0, int64(s*1e9))
 		switch w := f[1:]; {
-		case w[0] == "start":
-			m.start = t
 		case len(w) == 5 && strings.Join(w[:4], " ") == "kill -9 active pid":
 			m.kill, m.pid = t, w[4]
 		case len(w) == 3 && strings.Join(w[:2], " ") == "delete candidate":
@@ -165,10 +163,10 @@ func (h *history) premises(w io.Writer, m marks, bound time.Duration) {
 		result("deleted-instance", "none")
 	default:
 		if a := h.activeSpans(inst); len(a) > 0 {
-			check(true, "the deleted pod %s's instance %s was active: %s", m.pod, short(inst), strings.Join(a, ", "))
+			check(true, "the deleted pod %s's instance %s was active: %s; the pod deleted at %s", m.pod, short(inst), strings.Join(a, ", "), clock(m.del))
 			result("deleted-instance", "active")
 		} else {
-			check(true, "the deleted pod %s's instance %s was not active: %s", m.pod, short(inst), h.lifeOf(inst))
+			check(true, "the deleted pod %s's instance %s was not active: %s; the pod deleted at %s", m.pod, short(inst), h.lifeOf(inst), clock(m.del))
 			result("deleted-instance", "not-active")
 		}
 	}
