@@ -268,7 +268,9 @@ func TestNoticeDoesNotDelayTheEventPath(t *testing.T) {
 
 	run := func(pod string) <-chan error {
 		done := make(chan error, 1)
-		go func() { done <- r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: &PodSandbox{Id: pod}}) }()
+		go func() {
+			done <- r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: &PodSandbox{Id: pod}})
+		}()
 		return done
 	}
 	// pod-1 times out at p, which is dropped: the request returns while p
