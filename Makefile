@@ -28,7 +28,7 @@ TEST_TIMEOUT ?= 10m
 GO_TEST      ?= $(GO) test $(RACE) -timeout $(TEST_TIMEOUT)
 
 .PHONY: all build generate verify-generate check-generate-negative check-wire check-deps test test-go test-unit \
-	test-integration vet bench soak fuzz demo e2e-containerd e2e-docker e2e-kubernetes check-standin containerd-on-ours crio-on-ours e2e-surge e2e-identity e2e-restart upstream-suite upstream-patches patterns tools clean FORCE
+	test-integration vet bench soak fuzz demo e2e-containerd e2e-containerd-patched e2e-docker e2e-kubernetes check-standin containerd-on-ours crio-on-ours e2e-surge e2e-identity e2e-restart upstream-suite upstream-patches patterns tools clean FORCE
 
 all: build
 
@@ -257,11 +257,20 @@ e2e-restart:
 # v2.4.2 and back, two instances connected; stops.sh, part S: graceful stops
 # holding BlockPluginSync while instances take over, a legacy plugin counting
 # StopContainer; nriplugins.sh, part N: containers/nri-plugins' sgx-epc and
-# memory-qos pre-installed in stock containerd and in ours). Needs root,
+# memory-qos pre-installed in stock containerd and in ours; patched.sh, part
+# U: containerd built on upstream v0.12.5 with the patches a-d, not on this
+# module, and a surge rollout of a plugin on the patched stub). Needs root,
 # Debian's packages and the Go module proxy (skips with a message otherwise);
 # about 9 minutes cold, 2.5 warm; CI runs it after make test.
 e2e-containerd:
 	test/realcontainerd/e2e.sh
+
+# e2e-containerd-patched: part U of e2e-containerd alone (the surge rollout
+# on containerd built on upstream v0.12.5 with upstream-patches/ applied,
+# test/realcontainerd/patched.sh); about 20 s warm, plus containerd's build
+# (half a minute warm). Needs root.
+e2e-containerd-patched:
+	PARTS=U test/realcontainerd/e2e.sh
 
 # e2e-docker (issue 20): a second runtime, Docker Engine: dockerd from moby
 # v2.0.0-beta.24 built unchanged on this module (and stock, for moby's own

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# upstream-patches.sh [check | regen DIR | export DIR FROM TO NAME]
+# upstream-patches.sh [check | tree | regen DIR | export DIR FROM TO NAME]
 #
 # The pull requests of docs/upstream-plan.md as patches against upstream
 # containerd/nri's own tree (upstream-patches/, README.md there).
@@ -15,6 +15,11 @@
 #     docs/results/upstream-patches.txt (quoted by the documents through
 #     hack/figures) and the full diff with context, generated files
 #     included, for reviewers, to $OUT/NAME.diff.
+#   tree: only the patched tree, $OUT/tree, as check leaves it (the
+#     patches applied and pkg/api regenerated, one commit each), without
+#     building or testing it and without touching docs/results: what make
+#     e2e-containerd's part U builds containerd and its plugin on when
+#     check has not left a tree.
 #   regen DIR: regenerates pkg/api in an upstream tree DIR (for editing a
 #     patch in a scratch copy).
 #   export DIR FROM TO NAME: writes upstream-patches/NAME.patch from the
@@ -104,8 +109,9 @@ timed() {
 	secs[$label]=$((end - start))
 }
 
+# check [tree]: with "tree", only applies the patches (see the usage).
 check() {
-	local updir tree name pattern pkgs
+	local only_tree=${1:-} updir tree name pattern pkgs
 	$GO mod download "$upstream@$version"
 	updir=$($GO list -m -f '{{.Dir}}' "$upstream")
 	tree=$OUT/tree
@@ -142,6 +148,7 @@ check() {
 		regen "$tree"
 		git add -A
 		git -c user.name=patches -c user.email=patches@localhost commit -qm "$name"
+		[[ -z $only_tree ]] || continue
 		timed "$name.build" $GO build ./...
 		timed "$name.vet" $GO vet ./...
 		# shellcheck disable=SC2086 # GO_TEST_FLAGS holds several flags
@@ -157,7 +164,14 @@ check() {
 		sizes "$name" | tee -a "$results" | sed "s/^/upstream-patches: /"
 		echo "$name.build ${secs[$name.build]} $name.vet ${secs[$name.vet]} $name.suite ${secs[$name.suite]}" >>"$times"
 	done <"$patches/series"
+	# What the tree was made from (test/realcontainerd/patched.sh reuses a
+	# tree only while this matches the patches).
+	(cd "$patches" && sha256sum series ./*.patch buf.gen.yaml) >"$OUT/patches.sum"
 	cd "$root"
+	if [[ -n $only_tree ]]; then
+		log "patched tree: $tree"
+		return
+	fi
 	cp "$results" docs/results/upstream-patches.txt
 	log "full diffs for reviewers: $OUT/*.diff; times: $times"
 }
@@ -202,10 +216,11 @@ strip_headers() {
 
 case ${1:-check} in
 check) check ;;
+tree) check tree ;;
 regen) regen "$(realpath "$2")" ;;
 export) export_patch "$(realpath "$2")" "$3" "$4" "$5" ;;
 *)
-	echo "usage: $0 [check | regen DIR | export DIR FROM TO NAME]" >&2
+	echo "usage: $0 [check | tree | regen DIR | export DIR FROM TO NAME]" >&2
 	exit 2
 	;;
 esac

@@ -10,13 +10,17 @@ import (
 
 // measures names, for each run that records its commit, the code whose
 // change makes its figures stale: the library, and the harness that ran it.
-// Tests of the library measure nothing, so their changes do not count.
+// Tests of the library and documents measure nothing, so their changes do
+// not count (as the runs' own "+changes" mark, test/realruntime/results.sh).
 var measures = map[string][]string{
 	"bench":          {"api", "pkg", "internal", "test/bench"},
 	"e2e-containerd": {"api", "pkg", "internal", "containerd-nri", "plugins", "examples", "test/realcontainerd", "test/realruntime"},
-	"e2e-docker":     {"api", "pkg", "internal", "containerd-nri", "examples", "test/realdocker", "test/realruntime"},
-	"e2e-kubernetes": {"api", "pkg", "internal", "containerd-nri", "examples", "deploy", "test/realkube", "test/realruntime"},
-	"patterns":       {"test/upstream/patterns"},
+	// Upstream v0.12.5 with upstream-patches/ applied: the patches, the
+	// script that applies them and the harness, not this module.
+	"e2e-containerd-patched": {"upstream-patches", "hack/upstream-patches.sh", "test/realcontainerd/patched", "test/realcontainerd/patched.sh", "test/realcontainerd/build-containerd.sh", "test/realruntime"},
+	"e2e-docker":             {"api", "pkg", "internal", "containerd-nri", "examples", "test/realdocker", "test/realruntime"},
+	"e2e-kubernetes":         {"api", "pkg", "internal", "containerd-nri", "examples", "deploy", "test/realkube", "test/realruntime"},
+	"patterns":               {"test/upstream/patterns"},
 }
 
 // staleResults lists each results file whose commit is older than the last change
@@ -35,7 +39,8 @@ func staleResults(root string) ([]string, error) {
 		}
 		args := []string{"log", "-1", "--format=%h %<(60,trunc)%s", "--"}
 		for _, p := range paths {
-			args = append(args, p, ":(exclude,glob)"+p+"/**/*_test.go", ":(exclude,glob)"+p+"/**/testdata/**")
+			args = append(args, p, ":(exclude,glob)"+p+"/**/*_test.go", ":(exclude,glob)"+p+"/**/testdata/**",
+				":(exclude,glob)"+p+"/**/*.md")
 		}
 		last, err := git(root, args...)
 		if err != nil || last == "" {

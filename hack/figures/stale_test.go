@@ -28,6 +28,7 @@ func TestStaleResultsNamesARunOlderThanItsCode(t *testing.T) {
 	measured := run("rev-parse", "--short", "HEAD")
 	write("docs/results/bench.txt", "commit "+measured+"\nx 1\n")
 	write("pkg/a_test.go", "package a\n") // a test measures nothing
+	write("pkg/README.md", "# a\n")       // nor does a document
 	run("add", ".")
 	run("commit", "-q", "-m", "results and a test")
 	if got, err := staleResults(root); err != nil || len(got) != 0 {

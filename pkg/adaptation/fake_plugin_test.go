@@ -64,6 +64,9 @@ type fakePlugin struct {
 	syncUpdates []*api.ContainerUpdate
 	// configure, if set, runs when the runtime configures the plugin.
 	configure func()
+	// onShutdown, if set, runs when the runtime sends Shutdown, before it
+	// is recorded and answered.
+	onShutdown func(*api.ShutdownRequest)
 
 	mu        sync.Mutex
 	syncs     []*api.SynchronizeRequest
@@ -231,6 +234,9 @@ func (f *fakePlugin) Synchronize(_ context.Context, req *api.SynchronizeRequest)
 }
 
 func (f *fakePlugin) Shutdown(_ context.Context, req *api.ShutdownRequest) (*api.Empty, error) {
+	if f.onShutdown != nil {
+		f.onShutdown(req)
+	}
 	select {
 	case f.shutdowns <- req:
 	default:

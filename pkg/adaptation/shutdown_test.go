@@ -233,3 +233,64 @@ func TestShutdownNoticeByCause(t *testing.T) {
 		})
 	}
 }
+
+// A plugin dropped on the event path is told why in the background: the
+// request that dropped it, and the requests after it, do not wait for the
+// plugin to answer its Shutdown (failure.go sends it outside the
+// adaptation's lock, with no wait). Here the notice is never answered until
+// the end of the test, and its bound is an hour.
+func TestNoticeDoesNotDelayTheEventPath(t *testing.T) {
+	saved := shutdownTimeout
+	t.Cleanup(func() { shutdownTimeout = saved })
+	shutdownTimeout = time.Hour
+	withTimeouts(t, DefaultPluginRegistrationTimeout, 100*time.Millisecond)
+
+	r, sock := startRuntime(t, newFakeRuntime())
+	t.Cleanup(r.Stop)
+
+	rec := newRecorder()
+	other := newFakePlugin("20", "other", rec)
+	t.Cleanup(other.close)
+	other.connect(t, sock)
+
+	f := newFakePlugin("10", "p", nil)
+	f.regReq = func(q *api.RegisterPluginRequest) { q.Features = []string{api.FeatureHandover} }
+	f.handle = hangOn(t, api.Event_RUN_POD_SANDBOX)
+	noticed, release := make(chan *api.ShutdownRequest, 1), make(chan struct{})
+	f.onShutdown = func(req *api.ShutdownRequest) {
+		noticed <- req
+		<-release
+	}
+	t.Cleanup(f.close)
+	t.Cleanup(func() { close(release) }) // before f.close and r.Stop
+	f.connect(t, sock)
+	waitActive(t, r, "10-p", "20-other")
+
+	run := func(pod string) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			done <- r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: &PodSandbox{Id: pod}})
+		}()
+		return done
+	}
+	// pod-1 times out at p, which is dropped: the request returns while p
+	// still holds its Shutdown notice.
+	if err := receive(t, run("pod-1"), "RunPodSandbox(pod-1) to return while the notice is unanswered"); err != nil {
+		t.Fatalf("RunPodSandbox(pod-1): %v", err)
+	}
+	if req := receive(t, noticed, "the notice"); req.GetReason() != api.ShutdownReason_SHUTDOWN_REASON_TIMEOUT {
+		t.Fatalf("notice %v (%q), want TIMEOUT", req.GetReason(), req.GetMessage())
+	}
+	// The next request does not wait for it either, and reaches the others.
+	if err := receive(t, run("pod-2"), "RunPodSandbox(pod-2) to return while the notice is unanswered"); err != nil {
+		t.Fatalf("RunPodSandbox(pod-2): %v", err)
+	}
+	select {
+	case <-f.shutdowns:
+		t.Fatal("the notice was answered before the test released it")
+	default:
+	}
+	if got := rec.count("20-other:" + api.Event_RUN_POD_SANDBOX.PrettyName()); got != 2 {
+		t.Fatalf("the other plugin saw %d RunPodSandbox events, want 2", got)
+	}
+}

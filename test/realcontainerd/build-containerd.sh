@@ -12,13 +12,18 @@
 #     identical to the module cache;
 #   - `go version -m` of the binary shows the stand-in and our module in place
 #     of upstream's NRI.
+# With NRI_TREE set (part U of make e2e-containerd, ../patched.sh), the
+# workspace holds that tree instead, a copy of upstream containerd/nri's own
+# module (upstream-patches/ applied to it by hack/upstream-patches.sh), and
+# the output goes to $R/patched: the binary must then link that tree and not
+# our module.
 # Only containerd links NRI; the runc shim and ctr are built from the same
 # unchanged source in the same workspace so that one build serves the tests.
 #
 # Usage: [R=/tmp/nrc] [CONTAINERD_VERSION=v2.4.2] [CMDS="containerd containerd-shim-runc-v2 ctr"] \
-#        test/realcontainerd/build-containerd.sh
+#        [NRI_TREE=dir] test/realcontainerd/build-containerd.sh
 # Output: $R/ours/bin/{containerd,containerd-shim-runc-v2,ctr} and
-# $R/ours/buildinfo.txt. Cold: a few minutes and about 1 GB of module and
+# $R/ours/buildinfo.txt ($R/patched/... with NRI_TREE). Cold: a few minutes and about 1 GB of module and
 # build cache; warm: seconds.
 set -euo pipefail
 
@@ -27,7 +32,9 @@ CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
 CMDS=${CMDS:-containerd containerd-shim-runc-v2 ctr}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 MOD=github.com/containerd/containerd/v2
-W=$R/ours                      # workspace: src/ (containerd), go.work, bin/
+NRI_TREE=${NRI_TREE:-}
+W=$R/${NRI_TREE:+patched}      # workspace: src/ (containerd), go.work, bin/
+[ -n "$NRI_TREE" ] || W=$R/ours
 START=$SECONDS
 step() { echo "== [$((SECONDS - START))s] $*"; }
 die() { echo "build-containerd: $*" >&2; exit 1; }
@@ -61,13 +68,20 @@ echo "containerd source: $src ($sum, as go.sum)"
 
 step "workspace"
 rm -f "$W/go.work" "$W/go.work.sum"
-(cd "$W" && go work init "$src" "$REPO" "$REPO/containerd-nri")
+if [ -n "$NRI_TREE" ]; then
+	[ "$(cd "$NRI_TREE" && GOWORK=off go list -m)" = github.com/containerd/nri ] || die "$NRI_TREE is not containerd/nri's module"
+	(cd "$W" && go work init "$src" "$NRI_TREE")
+else
+	(cd "$W" && go work init "$src" "$REPO" "$REPO/containerd-nri")
+fi
 cat "$W/go.work"
 
+revision=on-nri-handover
+[ -z "$NRI_TREE" ] || revision=on-upstream-patches
 for cmd in $CMDS; do
 	step "build cmd/$cmd in the workspace"
 	(cd "$src" && GOWORK="$W/go.work" GOFLAGS= go build \
-		-ldflags "-X $MOD/version.Version=$CONTAINERD_VERSION -X $MOD/version.Revision=on-nri-handover" \
+		-ldflags "-X $MOD/version.Version=$CONTAINERD_VERSION -X $MOD/version.Revision=$revision" \
 		-o "$W/bin/$cmd" "./cmd/$cmd")
 done
 
@@ -78,6 +92,16 @@ echo "PASS: containerd's source is byte-identical to $MOD@$CONTAINERD_VERSION ($
 
 go version -m "$W/bin/containerd" >"$W/buildinfo.txt"
 grep -E "^[[:space:]]*(path|mod|dep)[[:space:]]+github.com/(containerd/containerd/v2|containerd/nri|nri-handover/nri)[[:space:]]" "$W/buildinfo.txt" || true
+if [ -n "$NRI_TREE" ]; then
+	# A workspace module has no version: "(devel)".
+	grep -qE "^[[:space:]]*dep[[:space:]]+github.com/containerd/nri[[:space:]]+\(devel\)" "$W/buildinfo.txt" ||
+		die "the binary does not link the tree $NRI_TREE"
+	! grep -q "nri-handover/nri" "$W/buildinfo.txt" || die "the binary links github.com/nri-handover/nri"
+	echo "PASS: the binary links upstream's NRI from $NRI_TREE, not a release and not our module"
+	"$W/bin/containerd" --version
+	step "done: $W/bin/containerd"
+	exit 0
+fi
 if ! grep -qE "^[[:space:]]*dep[[:space:]]+github.com/nri-handover/nri[[:space:]]" "$W/buildinfo.txt"; then
 	die "the binary does not link github.com/nri-handover/nri"
 fi

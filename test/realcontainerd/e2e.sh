@@ -23,7 +23,14 @@
 #      on their own upstream stub (NRI v0.11.0), pre-installed in stock
 #      containerd v2.4.2 and in ours: each container of annotated crictl pods
 #      gets the same unified resources on both, the documented ones (skips
-#      with a message without the third-party tree).
+#      with a message without the third-party tree);
+#   U. patched.sh: not this module: containerd v2.4.2 built unchanged on
+#      upstream containerd/nri v0.12.5 with upstream-patches/ (PRs a-d)
+#      applied, and a plugin on the patched stub rolled out twice (a surge,
+#      then a successor with a slow Synchronize) while pods keep being
+#      created: each event handled once, the predecessor told SUPERSEDED,
+#      the pods' wait for each join under the sync lock measured (its own
+#      results file, docs/results/e2e-containerd-patched.txt).
 # Needs root (it runs containerd, runc and CNI, and installs runc, busybox and
 # the CNI plugins from Debian when missing); without root it says so and
 # exits 0, so that `make e2e-containerd` is harmless on a developer machine.
@@ -33,9 +40,15 @@
 # about 7 minutes for the slower one); on timeout it gets SIGTERM, and its
 # EXIT trap cleans up.
 #
-# Usage: [RA=/tmp/nrc] [RC=/tmp/nrh] [RV=/tmp/nrv] [RD=/tmp/nrd] [RR=/tmp/nrr] [RS=/tmp/nrs] [RN=/tmp/nrn] [BOUND=1500] test/realcontainerd/e2e.sh
+# PARTS (letters, e.g. PARTS=U) runs only those parts; a run of some parts
+# leaves docs/results/e2e-containerd.txt as it is (its figures are of a
+# whole run), part U still writes its own file.
+#
+# Usage: [PARTS=ACVDRSNU] [RA=/tmp/nrc] [RC=/tmp/nrh] [RV=/tmp/nrv] [RD=/tmp/nrd] [RR=/tmp/nrr] [RS=/tmp/nrs] [RN=/tmp/nrn] [RU=/tmp/nru] [BOUND=1500] test/realcontainerd/e2e.sh
 set -uo pipefail
 BOUND=${BOUND:-1500}
+ALL=ACVDRSNU
+PARTS=${PARTS:-$ALL}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "e2e-containerd: SKIPPED: needs root (it runs containerd, runc and CNI plugins); run it as root, e.g. sudo make e2e-containerd"
@@ -44,14 +57,15 @@ fi
 DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../realruntime/results.sh
 . "$DIR/../realruntime/results.sh"
-results_open e2e-containerd
+[ "$PARTS" != "$ALL" ] || results_open e2e-containerd
 START=$SECONDS
 status=0
-# run NAME CMD...: one part; its counts go to the results as PART (NAME's
-# letter).
+# run NAME CMD...: one part, if PARTS names its letter; its counts go to the
+# results as PART (NAME's letter).
 run() {
 	local name=$1 t=$SECONDS rc
 	shift
+	[[ $PARTS == *"${name%%:*}"* ]] || return 0
 	echo "=== e2e-containerd: $name"
 	PART=${name%%:*} timeout -k 180 "$BOUND" "$@"
 	rc=$?
@@ -74,6 +88,9 @@ run "S: graceful stops while instances take over, a legacy plugin counting $(pri
 # N uses A's stock containerd and C's containerd on our NRI, or builds its own.
 run "N: containers/nri-plugins on stock containerd and on ours $(printf '(R=%s)' "${RN:-/tmp/nrn}")" \
 	env R="${RN:-/tmp/nrn}" STOCK="${RA:-/tmp/nrc}/bin" OURS="${RC:-/tmp/nrh}/ours/bin" "$DIR/nriplugins.sh"
+# U: upstream v0.12.5 with the patches; crictl from A, if it ran.
+run "U: containerd on upstream NRI with patches a-d, a surge rollout $(printf '(R=%s)' "${RU:-/tmp/nru}")" \
+	env R="${RU:-/tmp/nru}" CRICTL="${RA:-/tmp/nrc}/bin/crictl" "$DIR/patched.sh"
 echo "=== e2e-containerd: $([ $status = 0 ] && echo PASSED || echo FAILED) in $((SECONDS - START))s"
-results_close "$([ $status = 0 ] && echo passed || echo failed)"
+[ "$PARTS" != "$ALL" ] || results_close "$([ $status = 0 ] && echo passed || echo failed)"
 exit $status
