@@ -445,3 +445,26 @@ func testLogger() Logger {
 	}
 	return NewSlogLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 }
+
+// optedInWithout is a fake plugin that opted into handover without delta rounds.
+func optedInWithout(idx, name, id string, gen uint64, rec *recorder) *fakePlugin {
+	f := newFakePlugin(idx, name, rec)
+	f.regReq = func(q *api.RegisterPluginRequest) {
+		q.InstanceId, q.Generation = id, gen
+		q.Features = []string{api.FeatureHandover}
+	}
+	return f
+}
+
+// holdFullRound makes f's full Synchronize wait: inSync is closed once it
+// is in it, and closing release lets it answer.
+func holdFullRound(f *fakePlugin) (inSync, release chan struct{}) {
+	inSync, release = make(chan struct{}), make(chan struct{})
+	f.onSync = func(req *api.SynchronizeRequest) {
+		if !req.GetDelta() {
+			close(inSync)
+			<-release
+		}
+	}
+	return inSync, release
+}

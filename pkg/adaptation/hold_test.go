@@ -370,3 +370,71 @@ func TestUpdateContainersFromAnEventHandlerPassesAQueuedHold(t *testing.T) {
 	}
 	eventually(t, func() bool { return slices.Equal(activeInstances(r, "10-p"), []string{"b"}) }, "b took over")
 }
+
+// Issue 30 finding 3 (and the case the vacancy watch served): the active instance
+// lost, no standby, while a candidate synchronizes from the ledger: events
+// wait for the candidate instead of reaching nobody.
+func TestEventsWaitForTheCandidateOnceNobodyServes(t *testing.T) {
+	rt := newFakeRuntime()
+	pod := &api.PodSandbox{Id: "p1"}
+	rt.pods = []*api.PodSandbox{pod}
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+	a := handoverPlugin("10", "p", "a", 1, nil)
+	a.connect(t, sock)
+	waitOnlyActive(t, r, "a", "a active")
+
+	recB := newRecorder()
+	b := handoverPlugin("10", "p", "b", 2, recB)
+	inSync, release := holdFullRound(b)
+	b.connect(t, sock)
+	defer b.close()
+	receive(t, inSync, "b synchronizing")
+	a.close()
+	eventually(t, func() bool { return len(r.reg.active()) == 0 }, "a gone")
+	ran := make(chan error, 1)
+	go func() { ran <- r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: pod}) }()
+	close(release)
+	if err := receive(t, ran, "the event"); err != nil {
+		t.Fatal(err)
+	}
+	waitOnlyActive(t, r, "b", "b active")
+	if !slices.Contains(recB.list(), "10-p:RunPodSandbox") {
+		t.Fatalf("an event dispatched while nobody served reached nobody: b handled %v", recB.list())
+	}
+}
+
+// The active instance lost while its successor's switch is queued behind
+// another hold: the queued switch becomes urgent (it must not wait behind a
+// second hold reserved for it, which nobody would take), and the successor
+// becomes active.
+func TestActiveLostWhileSuccessorSwitchIsQueued(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+	a := handoverPlugin("10", "p", "a", 1, nil)
+	a.connect(t, sock)
+	waitOnlyActive(t, r, "a", "a active")
+
+	other := r.hold.enqueue() // another switch holding the dispatch
+	if err := r.acquire(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	b := handoverPlugin("10", "p", "b", 2, nil)
+	b.connect(t, sock)
+	defer b.close()
+	eventually(t, func() bool {
+		r.reg.mu.Lock()
+		defer r.reg.mu.Unlock()
+		for q := range r.reg.all {
+			if q.instance == "b" && q.slot != nil && q.slot.switching != nil {
+				return true
+			}
+		}
+		return false
+	}, "b's switch queued")
+	a.close()
+	eventually(t, func() bool { return len(r.reg.active()) == 0 }, "a gone")
+	r.release(other)
+	waitOnlyActive(t, r, "b", "b active after a was lost while its switch was queued")
+}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func (g *syncGate) queued() int {
@@ -129,5 +131,61 @@ func BenchmarkBlockPluginSync(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		r.BlockPluginSync().Unblock()
+	}
+}
+
+// Issue 30 finding 5: SyncFn is called only while no runtime operation holds
+// BlockPluginSync (under the gate), on every path: Start, a fresh join, a
+// takeover with and without delta rounds, identity placement, a standby's
+// reactivation. Takeovers call it not at all.
+func TestSyncFnOnlyUnderTheGate(t *testing.T) {
+	rt := newFakeRuntime()
+	var r *Adaptation
+	var calls, outside atomic.Int32
+	sync := func(ctx context.Context, cb SyncCB) error {
+		calls.Add(1)
+		if r.syncGate.inFlight() != 0 || !r.syncGate.exclusive() {
+			outside.Add(1)
+		}
+		return rt.sync(ctx, cb)
+	}
+	sock := shortSocket(t)
+	var err error
+	r, err = New("test-runtime", "v0", sync, rt.update, WithLogger(testLogger()), WithSocketPath(sock),
+		WithPluginPath(t.TempDir()), WithPluginConfigPath(t.TempDir()), WithStandbyGrace(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	if calls.Load() != 1 {
+		t.Fatalf("Start called SyncFn %d times, want once (as upstream)", calls.Load())
+	}
+	relayedRemoval(t, r)
+	a := handoverPlugin("10", "p", "a", 1, nil)
+	a.connect(t, sock)
+	defer a.close()
+	waitOnlyActive(t, r, "a", "a active")
+
+	op := r.BlockPluginSync() // an operation in flight during every takeover
+	b := handoverPlugin("10", "p", "b", 2, nil)
+	b.connect(t, sock)
+	defer b.close()
+	waitOnlyActive(t, r, "b", "b active")
+	b.close() // a, the standby, is reactivated
+	waitOnlyActive(t, r, "a", "a reactivated")
+	c := optedInWithout("10", "p", "c", 3, nil)
+	c.connect(t, sock)
+	defer c.close()
+	waitOnlyActive(t, r, "c", "c active")
+	op.Unblock()
+
+	if n := outside.Load(); n != 0 {
+		t.Fatalf("SyncFn called %d times while an operation held BlockPluginSync", n)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("SyncFn called %d times, want 2 (Start, a's fresh join): takeovers and reactivations use the ledger", n)
 	}
 }
