@@ -1,8 +1,12 @@
 package adaptation
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -309,4 +313,336 @@ func TestNewerCandidateDisplacesPendingOne(t *testing.T) {
 	if _, err := g.place(g.optedIn("10", "p", "o", 1, "")); err == nil {
 		t.Fatal("a lower generation displaced the pending candidate")
 	}
+}
+
+// The workload rule in admission: who may take over, and who is refused,
+// when the runtime placed each instance's process (identity.go). The
+// identities are set as resolveIdentities sets them; TestResolveIdentities
+// covers the listing itself.
+
+func workloadRegistry() *registry {
+	return testRegistry(handoverPolicy{resolver: KubernetesResolver{}})
+}
+
+// squatters are the processes that register an opted-in instance of the
+// real plugin's name (10-p, app=p in kube-system), each with the highest
+// generation there is: none may take over, none may keep the real
+// successor out.
+var squatters = []struct {
+	name   string
+	reason string
+	make   func(g *registry) *plugin
+}{
+	{"host root process", "pod-vs-host", func(g *registry) *plugin {
+		return onHost(as(g.optedIn("10", "p", "host", math.MaxUint64, "9"), 0, 0))
+	}},
+	{"pod of another namespace", "other-namespace", func(g *registry) *plugin {
+		return inPod(as(g.optedIn("10", "p", "ns", math.MaxUint64, "9"), 0, 0), "other", "p-n", "p", 99)
+	}},
+	{"pod of another DaemonSet of the namespace", "other-workload", func(g *registry) *plugin {
+		return inPod(as(g.optedIn("10", "p", "labels", math.MaxUint64, "9"), 0, 0), "kube-system", "evil", "evil", 99)
+	}},
+	{"older pod of the workload declaring 2^64-1", "", func(g *registry) *plugin {
+		return inPod(as(g.optedIn("10", "p", "old", math.MaxUint64, "9"), 0, 0), "kube-system", "p-old", "p", 0)
+	}},
+}
+
+// realPair is the real plugin's active pod instance a (template generation
+// 1) and its successor b (2), which declares a lower generation than a:
+// precedence is the pod's, not the plugin's word.
+func realPair(t *testing.T, g *registry) (a, b *plugin) {
+	t.Helper()
+	a = inPod(as(g.optedIn("10", "p", "a", 7, "1"), 0, 0), "kube-system", "p-h1", "p", 1)
+	place(t, g, a)
+	g.switchNow(t, a)
+	b = inPod(as(g.optedIn("10", "p", "b", 3, "2"), 1000, 1000), "kube-system", "p-h2", "p", 2)
+	return a, b
+}
+
+// Every squatter, registering before the real successor or after it (while
+// it is the pending candidate), is refused, naming both sides; the
+// successor then takes over, and its Takeover names its predecessor's pod.
+func TestWorkloadSquattersBothOrders(t *testing.T) {
+	for _, sq := range squatters {
+		for _, order := range []string{"squatter first", "successor first"} {
+			t.Run(sq.name+", "+order, func(t *testing.T) {
+				g := workloadRegistry()
+				a, b := realPair(t, g)
+				s := sq.make(g)
+				if order == "successor first" {
+					place(t, g, b)
+				}
+				_, err := g.place(s)
+				if err == nil {
+					t.Fatalf("squatter %s admitted", s.describe())
+				}
+				var ir *IdentityRefusal
+				if sq.reason != "" && (!errors.As(err, &ir) || ir.Reason != sq.reason) {
+					t.Fatalf("refusal %v: want reason %q", err, sq.reason)
+				}
+				for _, want := range []string{"instance " + s.instance, "kube-system/p-h"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("refusal %q does not name %q", err, want)
+					}
+				}
+				if s.slot != nil {
+					t.Fatal("refused squatter placed")
+				}
+				if order == "squatter first" {
+					place(t, g, b)
+				}
+				tk := g.takeoverFrom(b)
+				if pod := tk.GetPredecessorPod(); pod.GetNamespace() != "kube-system" || pod.GetName() != "p-h1" || pod.GetTemplateGeneration() != 1 {
+					t.Fatalf("Takeover names predecessor pod %v, want kube-system/p-h1 generation 1", pod)
+				}
+				g.switchNow(t, b)
+				if b.slot.active != b || a.slot.active == a {
+					t.Fatalf("the successor did not take over")
+				}
+				if len(g.plugins) != 1 || g.plugins[0] != b {
+					t.Fatalf("receiving events: %v, want only the successor", g.plugins)
+				}
+			})
+		}
+	}
+}
+
+// A process on the host that registered a DaemonSet plugin's name first
+// keeps no pod out: the pod instance runs beside it (neither may supersede
+// the other) and its own successors take over from it, not from the host
+// process.
+func TestWorkloadHostSquatterFirstKeepsNoPodOut(t *testing.T) {
+	g := workloadRegistry()
+	s := onHost(as(g.optedIn("10", "p", "host", math.MaxUint64, "9"), 0, 0))
+	place(t, g, s)
+	g.switchNow(t, s)
+	a, b := realPair(t, g)
+	if a.slot == s.slot {
+		t.Fatal("the pod instance joined the host process's lineage")
+	}
+	place(t, g, b)
+	if b.slot != a.slot {
+		t.Fatal("the successor is not in its workload's lineage")
+	}
+	g.switchNow(t, b)
+	if b.slot.active != b || s.slot.active != s {
+		t.Fatalf("active: successor %v, host process %v", b.slot.active == b, s.slot.active == s)
+	}
+}
+
+// An opted-in process the runtime cannot place (it exited before its cgroup
+// was verified, or its container is not listed yet) is refused; the same
+// plugin once placed is admitted.
+func TestWorkloadUnknownPeerRefusedThenAdmitted(t *testing.T) {
+	g := workloadRegistry()
+	early := as(g.optedIn("10", "p", "a", 1, "1"), 0, 0)
+	early.cgroupErr, early.ident = nil, &verified{place: PeerUnknown}
+	if _, err := g.place(early); err == nil || !strings.Contains(err.Error(), "cannot place its process") {
+		t.Fatalf("unknown peer: %v", err)
+	}
+	exited := as(g.optedIn("10", "p", "a", 1, "1"), 0, 0)
+	exited.cgroupErr = errors.New("peer pid 42 exited before its cgroup was verified")
+	if _, err := g.place(exited); err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("exited peer: %v", err)
+	}
+	again := inPod(as(g.optedIn("10", "p", "a", 1, "1"), 0, 0), "kube-system", "p-h1", "p", 1)
+	place(t, g, again)
+	g.switchNow(t, again)
+}
+
+// Where the platform cannot verify a peer (no SO_PEERPIDFD), the credential
+// policy decides alone, as with the workload rule off: same uid takes over.
+func TestWorkloadUnsupportedFallsBackToCredentials(t *testing.T) {
+	g := workloadRegistry()
+	a := as(g.optedIn("10", "p", "a", 1, "1"), 0, 0) // cgroupErr: errIdentityUnsupported
+	place(t, g, a)
+	g.switchNow(t, a)
+	b := as(g.optedIn("10", "p", "b", 2, "2"), 0, 0)
+	place(t, g, b)
+	g.switchNow(t, b)
+	c := as(g.optedIn("10", "p", "c", 3, "3"), 65534, 65534)
+	place(t, g, c)
+	if c.slot == b.slot {
+		t.Fatal("another uid joined the lineage")
+	}
+}
+
+// Plugins written for upstream are never refused by the workload rule: one
+// of the holder's workload is refused beside it (the "beside" rule, as with
+// the uid rule), one of another workload runs beside it; an opted-in
+// successor takes over the former, not the latter.
+func TestWorkloadLegacyPlugins(t *testing.T) {
+	g := workloadRegistry()
+	legacyOther := inPod(g.legacyOf("10", "p", 0), "other", "legacy-o", "p", 1)
+	place(t, g, legacyOther)
+	g.switchNow(t, legacyOther)
+	legacyOwn := inPod(g.legacyOf("10", "p", 0), "kube-system", "p-k", "p", 1)
+	place(t, g, legacyOwn)
+	g.switchNow(t, legacyOwn)
+
+	a := inPod(as(g.optedIn("10", "p", "a", 1, "1"), 0, 0), "kube-system", "p-h1", "p", 2)
+	place(t, g, a)
+	victims, err := g.admitSwitch(a)
+	if err != nil || len(victims) != 1 || victims[0] != legacyOwn {
+		t.Fatalf("victims %v, %v: want only the legacy plugin of its workload", victims, err)
+	}
+	g.switchNow(t, a)
+	if _, err := g.place(inPod(g.legacyOf("10", "p", 0), "kube-system", "p-k2", "p", 1)); err == nil {
+		t.Fatal("a plugin written for upstream of the holder's workload ran beside it")
+	}
+	place(t, g, inPod(g.legacyOf("10", "p", 0), "other", "legacy-o2", "p", 1))
+}
+
+// warnings keeps the warnings logged, for tests of what an operator is told.
+type warnings struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (w *warnings) Debugf(context.Context, string, ...any) {}
+func (w *warnings) Infof(context.Context, string, ...any)  {}
+func (w *warnings) Errorf(context.Context, string, ...any) {}
+func (w *warnings) Warnf(_ context.Context, f string, a ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = append(w.lines, fmt.Sprintf(f, a...))
+}
+
+// saying returns the warnings containing every one of subs.
+func (w *warnings) saying(subs ...string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+next:
+	for _, l := range w.lines {
+		for _, s := range subs {
+			if !strings.Contains(l, s) {
+				continue next
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func warnedRegistry(pol handoverPolicy) (*registry, *warnings) {
+	g := testRegistry(pol)
+	w := &warnings{}
+	g.r.log = w
+	return g, w
+}
+
+// Registrations the rules admit but that are likely mistakes are warned
+// about when the plugin registers, naming both instances, before they show
+// as failures.
+func TestMistakesAreWarnedAtRegistration(t *testing.T) {
+	t.Run("a renamed plugin beside its old name in the same workload", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{resolver: KubernetesResolver{}})
+		old := inPod(g.optedIn("10", "myplugin", "uid-p-h1", 1, "v1"), "kube-system", "p-h1", "p", 1)
+		place(t, g, old)
+		g.switchNow(t, old)
+		renamed := inPod(g.optedIn("10", "my-plugin", "uid-p-h2", 2, "v2"), "kube-system", "p-h2", "p", 2)
+		place(t, g, renamed)
+		if got := w.saying("10-my-plugin", "10-myplugin", "under another name"); len(got) != 1 {
+			t.Fatalf("warnings %q: want one naming both the renamed and the old plugin", w.lines)
+		}
+	})
+	t.Run("two plugins of one pod, or of other workloads, are no rename", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{resolver: KubernetesResolver{}})
+		a := inPod(g.optedIn("10", "cpu", "uid-p-h1", 1, "v1"), "kube-system", "p-h1", "p", 1)
+		place(t, g, a)
+		g.switchNow(t, a)
+		place(t, g, inPod(g.optedIn("20", "mem", "uid-p-h1", 1, "v1"), "kube-system", "p-h1", "p", 1))
+		place(t, g, inPod(g.optedIn("30", "net", "uid-q-h1", 1, "v1"), "kube-system", "q-h1", "q", 1))
+		if got := w.saying("under another name"); len(got) != 0 {
+			t.Fatalf("warned %q", got)
+		}
+	})
+	t.Run("a successor with another index", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{})
+		a := g.optedIn("10", "p", "a", 1, "v1")
+		place(t, g, a)
+		g.switchNow(t, a)
+		place(t, g, g.optedIn("20", "p", "b", 2, "v2"))
+		if got := w.saying("20-p version v2 instance b", "10-p version v1 instance a", "from 10 to 20"); len(got) != 1 {
+			t.Fatalf("warnings %q: want one naming both instances and both indexes", w.lines)
+		}
+	})
+	t.Run("an opted-in instance without identity", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{})
+		place(t, g, g.optedIn("10", "p", "", 0, "v1"))
+		if got := w.saying("10-p version v1", "NRI_PLUGIN_INSTANCE_ID"); len(got) != 1 {
+			t.Fatalf("warnings %q: want one naming the plugin and what to set", w.lines)
+		}
+	})
+	t.Run("a handover annotation with a value the runtime does not know", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{resolver: KubernetesResolver{}})
+		p := g.member("p-a", 1, true)
+		p.ident.pod.Handover = "workloads"
+		place(t, g, p)
+		if got := w.saying(`nri.containerd.io/handover="workloads"`, `it accepts "workload"`); len(got) != 1 {
+			t.Fatalf("warnings %q: want one naming the value and the accepted one", w.lines)
+		}
+	})
+	t.Run("nothing for a plain rollout", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{})
+		a := g.optedIn("10", "p", "a", 1, "v1")
+		place(t, g, a)
+		g.switchNow(t, a)
+		place(t, g, g.optedIn("10", "p", "b", 2, "v2"))
+		if len(w.lines) != 0 {
+			t.Fatalf("warned %q", w.lines)
+		}
+	})
+}
+
+// A new name at the index of an active plugin that opted into handover,
+// outside pods, is most likely a rename: warned at registration, in either
+// order of handover among the two, naming both; not for another index, an
+// old plugin that did not opt in or is not active, or the same name.
+func TestLikelyRenameIsWarnedAtRegistration(t *testing.T) {
+	const says = "if it is that plugin renamed, it does not take over"
+	for _, tc := range []struct {
+		name string
+		old  func(g *registry) *plugin
+		new  func(g *registry) *plugin
+		warn bool
+	}{
+		{"renamed, both opted in", func(g *registry) *plugin { return g.optedIn("40", "myplugin", "a", 1, "v1") },
+			func(g *registry) *plugin { return g.optedIn("40", "my-plugin", "b", 2, "v2") }, true},
+		{"renamed, the new one with handover turned off", func(g *registry) *plugin { return g.optedIn("40", "myplugin", "a", 1, "v1") },
+			func(g *registry) *plugin { return g.legacyOf("40", "my-plugin", 2) }, true},
+		{"another index", func(g *registry) *plugin { return g.optedIn("40", "myplugin", "a", 1, "v1") },
+			func(g *registry) *plugin { return g.optedIn("50", "my-plugin", "b", 2, "v2") }, false},
+		{"the old one did not opt in", func(g *registry) *plugin { return g.legacyOf("40", "myplugin", 1) },
+			func(g *registry) *plugin { return g.optedIn("40", "my-plugin", "b", 2, "v2") }, false},
+		{"the same name", func(g *registry) *plugin { return g.optedIn("40", "myplugin", "a", 1, "v1") },
+			func(g *registry) *plugin { return g.optedIn("40", "myplugin", "b", 2, "v2") }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, w := warnedRegistry(handoverPolicy{})
+			old := tc.old(g)
+			place(t, g, old)
+			g.switchNow(t, old)
+			place(t, g, tc.new(g))
+			got := w.saying(says)
+			if !tc.warn {
+				if len(got) != 0 {
+					t.Fatalf("warned %q", got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], "40-my-plugin") || !strings.Contains(got[0], "40-myplugin") {
+				t.Fatalf("warnings %q: want one naming both plugins", w.lines)
+			}
+		})
+	}
+	t.Run("not while the old one is only a candidate", func(t *testing.T) {
+		g, w := warnedRegistry(handoverPolicy{})
+		place(t, g, g.optedIn("40", "myplugin", "a", 1, "v1"))
+		place(t, g, g.optedIn("40", "my-plugin", "b", 2, "v2"))
+		if got := w.saying(says); len(got) != 0 {
+			t.Fatalf("warned %q", got)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -146,5 +147,79 @@ func TestFreshJoinHoldsCreationsAsUpstream(t *testing.T) {
 	}
 	if !slices.Contains(rec.list(), "10-p:CreateContainer") {
 		t.Fatalf("a creation begun while the plugin joined bypassed it: %v", rec.list())
+	}
+}
+
+// The takeover log line names the predecessor by what is known of it, never
+// by empty quotes.
+func TestTakeoverLineLeavesOutWhatIsUnknown(t *testing.T) {
+	g := testRegistry(handoverPolicy{})
+	p := g.optedIn("10", "p", "b", 2, "v2")
+	for _, tc := range []struct {
+		t    *api.Takeover
+		want string
+	}{
+		{&api.Takeover{PredecessorGeneration: 1}, "generation 1"},
+		{&api.Takeover{PredecessorInstance: "a"}, "instance a"},
+		{&api.Takeover{PredecessorVersion: "v1", PredecessorInstance: "a", PredecessorGeneration: 1}, "version v1 instance a generation 1"},
+	} {
+		if got := g.describeTakeover(p, tc.t); got != tc.want {
+			t.Errorf("takeover from %v described as %q, want %q", tc.t, got, tc.want)
+		}
+	}
+}
+
+// repeatedPhrase returns a run of three words line says twice, or "".
+func repeatedPhrase(line string) string {
+	w := strings.Fields(line)
+	seen := map[string]bool{}
+	for i := 0; i+3 <= len(w); i++ {
+		phrase := strings.Join(w[i:i+3], " ")
+		if seen[phrase] {
+			return phrase
+		}
+		seen[phrase] = true
+	}
+	return ""
+}
+
+// The takeover line says where each instance runs once, for every pair of
+// places (the author-walk's "outside any pod from no pod the runtime
+// verified" said outside twice, the second time unclearly).
+func TestTakeoverLineSaysEachPlaceOnce(t *testing.T) {
+	podA := func(p *plugin) *plugin { return inPod(p, "kube-system", "p-a", "p", 1) }
+	podB := func(p *plugin) *plugin { return inPod(p, "kube-system", "p-b", "p", 2) }
+	unplaced := func(p *plugin) *plugin { return p }
+	for _, tc := range []struct {
+		name       string
+		pred, succ func(*plugin) *plugin
+		want       string
+	}{
+		{"both outside", onHost, onHost, "version v1 instance a generation 1, both outside any pod"},
+		{"both in pods", podA, podB, "version v1 instance a generation 1, moving from pod kube-system/p-a (template generation 1) to pod kube-system/p-b (template generation 2)"},
+		{"same pod", podA, podA, "version v1 instance a generation 1, both in pod kube-system/p-a (template generation 1)"},
+		{"into a pod", onHost, podB, "version v1 instance a generation 1, moving from outside any pod to pod kube-system/p-b (template generation 2)"},
+		{"out of a pod", podA, onHost, "version v1 instance a generation 1, moving from pod kube-system/p-a (template generation 1) to outside any pod"},
+		{"predecessor unplaced", unplaced, onHost, "version v1 instance a generation 1, itself outside any pod"},
+		{"successor unplaced", onHost, unplaced, "version v1 instance a generation 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := testRegistry(handoverPolicy{})
+			a := tc.pred(g.optedIn("10", "p", "a", 1, "v1"))
+			place(t, g, a)
+			g.switchNow(t, a)
+			b := tc.succ(g.optedIn("10", "p", "b", 2, "v2"))
+			place(t, g, b)
+			got := g.describeTakeover(b, g.takeoverFrom(b))
+			if got != tc.want {
+				t.Errorf("takeover described as %q, want %q", got, tc.want)
+			}
+			if r := repeatedPhrase(got); r != "" {
+				t.Errorf("%q says %q twice", got, r)
+			}
+			if strings.Contains(got, "no pod") {
+				t.Errorf("%q says outside a second time", got)
+			}
+		})
 	}
 }

@@ -441,3 +441,34 @@ func mountDestinations(mounts []*api.Mount) string {
 	}
 	return strings.Join(d, ",")
 }
+
+// The conflict at container creation between a plugin and another of its
+// index, one of them opted in, says a rename is the likely cause; between
+// plugins that did not opt in it is upstream's error as it is.
+func TestConflictNamesLikelyRename(t *testing.T) {
+	g := testRegistry(handoverPolicy{})
+	conflict := func(a, b *plugin) error {
+		r := collectCreateContainerResult(newCreateRequest())
+		if err := r.apply(adjusted(&api.ContainerAdjustment{Annotations: map[string]string{"k": "a"}}), a.name()); err != nil {
+			t.Fatal(err)
+		}
+		err := r.apply(adjusted(&api.ContainerAdjustment{Annotations: map[string]string{"k": "b"}}), b.name())
+		if err == nil {
+			t.Fatal("no conflict")
+		}
+		return renameHint(err, b, []*plugin{a, b})
+	}
+	const upstream = `plugins "40-my-plugin" and "40-myplugin" both tried to set annotation "k"`
+	err := conflict(g.optedIn("40", "myplugin", "a", 1, "v1"), g.optedIn("40", "my-plugin", "b", 2, "v2"))
+	if !strings.HasPrefix(err.Error(), upstream) || !strings.Contains(err.Error(), "if one is the other renamed") {
+		t.Errorf("conflict %q, want upstream's error saying a rename is the likely cause", err)
+	}
+	err = conflict(g.legacyOf("40", "myplugin", 1), g.legacyOf("40", "my-plugin", 2))
+	if err.Error() != upstream {
+		t.Errorf("conflict between plugins that did not opt in: %q, want upstream's %q", err, upstream)
+	}
+	err = conflict(g.optedIn("30", "myplugin", "a", 1, "v1"), g.optedIn("40", "my-plugin", "b", 2, "v2"))
+	if strings.Contains(err.Error(), "renamed") {
+		t.Errorf("conflict between plugins of two indexes %q says renamed", err)
+	}
+}

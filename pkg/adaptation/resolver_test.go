@@ -183,3 +183,43 @@ func TestWorkloadOfPod(t *testing.T) {
 		})
 	}
 }
+
+// appResolver names a workload by its app label alone: a runtime's own
+// notion of a workload, replacing the default's.
+type appResolver struct{ KubernetesResolver }
+
+func (appResolver) Workload(pod *PeerPod) string { return pod.Labels["app"] }
+
+// The workload is the resolver's: a pod of another DaemonSet of the
+// namespace with the same app label is another workload by default and the
+// same one by a resolver that looks at its app label only; with no resolver
+// the uid rule decides.
+func TestWorkloadIsTheResolversAndNilTurnsTheRuleOff(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		resolver WorkloadResolver
+		refused  string
+	}{
+		{"default", KubernetesResolver{}, "other-workload"},
+		{"by app label", appResolver{}, ""},
+		{"none", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := testRegistry(handoverPolicy{resolver: tc.resolver})
+			a := inPod(as(g.optedIn("10", "p", "a", 1, "1"), 0, 0), "kube-system", "p-h1", "p", 1)
+			place(t, g, a)
+			g.switchNow(t, a)
+			b := inPod(as(g.optedIn("10", "p", "b", 2, "2"), 0, 0), "kube-system", "q-h2", "p", 2)
+			g.mu.Lock()
+			err := g.maySupersede(a, b)
+			g.mu.Unlock()
+			var refusal *IdentityRefusal
+			switch {
+			case tc.refused == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.refused != "" && (!errors.As(err, &refusal) || refusal.Reason != tc.refused):
+				t.Fatalf("error %v, want a refusal %q", err, tc.refused)
+			}
+		})
+	}
+}
