@@ -472,3 +472,31 @@ func TestConflictNamesLikelyRename(t *testing.T) {
 		t.Errorf("conflict between plugins of two indexes %q says renamed", err)
 	}
 }
+
+func TestCreateContainerMergesAndReportsConflicts(t *testing.T) {
+	limit := func(v int64) func() *api.ContainerAdjustment {
+		return func() *api.ContainerAdjustment {
+			return &api.ContainerAdjustment{Linux: &api.LinuxContainerAdjustment{Resources: &api.LinuxResources{
+				Memory: &api.LinuxMemory{Limit: &api.OptionalInt64{Value: v}}}}}
+		}
+	}
+	env := func() *api.ContainerAdjustment {
+		return &api.ContainerAdjustment{Env: []*api.KeyValue{{Key: "FROM", Value: "env"}}}
+	}
+
+	r := startWithBuiltins(t, adjuster("10", "limit", limit(100)), adjuster("20", "env", env))
+	rpl, err := createContainer(r, nil)
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if rpl.GetAdjust().GetLinux().GetResources().GetMemory().GetLimit().GetValue() != 100 ||
+		len(rpl.GetAdjust().GetEnv()) != 1 {
+		t.Fatalf("merged adjustment = %v", rpl.GetAdjust())
+	}
+
+	r = startWithBuiltins(t, adjuster("10", "first", limit(100)), adjuster("20", "second", limit(200)))
+	_, err = createContainer(r, nil)
+	if err == nil || !strings.Contains(err.Error(), `plugins "20-second" and "10-first" both tried to set memory limit`) {
+		t.Fatalf("error = %v, want a conflict naming both plugins", err)
+	}
+}
