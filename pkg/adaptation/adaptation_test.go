@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,110 +130,6 @@ func TestRegistrationTimeoutDisconnects(t *testing.T) {
 	f.dial(t, sock)
 	defer f.close()
 	receive(t, f.lost, "connection closed after registration timeout")
-}
-
-func TestSplitSynchronization(t *testing.T) {
-	// One deadline covers the whole ~10 MiB round: generous, so that a
-	// loaded machine running the race detector never trips it.
-	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Minute)
-	rt := newFakeRuntime()
-	big := strings.Repeat("x", 2048)
-	rt.pods = []*api.PodSandbox{{Id: "pod-0"}}
-	for i := range 5000 {
-		rt.containers = append(rt.containers, &api.Container{
-			Id:           "ctr-" + strings.Repeat("0", 4) + string(rune('a'+i%26)),
-			PodSandboxId: "pod-0",
-			Annotations:  map[string]string{"big": big},
-		})
-	}
-	if n, pods, ctrs := syncSplit(t, rt); n < 2 || pods != 1 || ctrs != 5000 {
-		t.Fatalf("~10 MiB round sent in %d message(s) carrying %d pods, %d containers", n, pods, ctrs)
-	}
-}
-
-// syncSplit connects a plugin to a runtime with rt's state and returns how
-// many messages its synchronization took and what they carried; every
-// message but the last must say more.
-func syncSplit(t *testing.T, rt *fakeRuntime) (n, pods, ctrs int) {
-	t.Helper()
-	r, sock := startRuntime(t, rt)
-	defer r.Stop()
-	f := newFakePlugin("01", "sync", nil)
-	f.connect(t, sock)
-	defer f.close()
-	receive(t, f.synced, "split synchronization")
-
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, req := range f.syncs {
-		pods += len(req.Pods)
-		ctrs += len(req.Containers)
-		if req.More != (i < len(f.syncs)-1) {
-			t.Errorf("message %d has more=%v", i, req.More)
-		}
-	}
-	return len(f.syncs), pods, ctrs
-}
-
-// hangOn makes a plugin hang on event e, ignoring its copy of the deadline,
-// until the test ends: the runtime's side of the request runs out of time
-// before any answer comes. (A plugin that answers with its context's error
-// when its deadline passes races with the runtime's own deadline, as with
-// upstream NRI.)
-func hangOn(t *testing.T, e api.Event) func(context.Context, api.Event, any) (any, error) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	return func(_ context.Context, got api.Event, _ any) (any, error) {
-		if got == e {
-			<-release
-			return nil, errors.New("released at the end of the test")
-		}
-		return nil, nil
-	}
-}
-
-// A round whose first entries are small is sent in one message without
-// sizing every entry; if it turns out too large after all (its later
-// entries are big), ttrpc refuses it before anything is sent and the round is
-// split by its entries' sizes.
-func TestSyncRoundThatLooksSmallButIsNotIsSplit(t *testing.T) {
-	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Minute)
-	rt := newFakeRuntime()
-	big := strings.Repeat("x", 4096)
-	rt.pods = []*api.PodSandbox{{Id: "pod-0"}}
-	for i := range 2000 {
-		c := &api.Container{Id: "ctr-" + strconv.Itoa(i), PodSandboxId: "pod-0"}
-		if i >= 16 {
-			c.Annotations = map[string]string{"big": big}
-		}
-		rt.containers = append(rt.containers, c)
-	}
-	if n, _, ctrs := syncSplit(t, rt); n < 2 || ctrs != 2000 {
-		t.Fatalf("~8 MiB round sent in %d message(s) carrying %d containers", n, ctrs)
-	}
-}
-
-// Over ttrpc, with its real envelope: a round that fits is one message,
-// also when its first entries (what the estimate samples) are large, and
-// when it is over the message budget but within ttrpc's limit.
-func TestSyncRoundThatFitsIsOneMessageOverTTRPC(t *testing.T) {
-	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Minute)
-	for _, c := range []struct {
-		name  string
-		shape string
-		bytes int
-	}{
-		{"3.3 MB, large first", "large-first", ttrpcMessageLimit * 8 / 10},
-		{"over the budget, within ttrpc's limit", "uniform", ttrpcMessageLimit - 2*testEnvelope},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rt := newFakeRuntime()
-			rt.containers = sizedRound(t, c.shape, c.bytes).ctrs
-			if n, _, ctrs := syncSplit(t, rt); n != 1 || ctrs != len(rt.containers) {
-				t.Fatalf("round sent in %d messages carrying %d containers, want one with %d", n, ctrs, len(rt.containers))
-			}
-		})
-	}
 }
 
 func TestFailurePolicy(t *testing.T) {
@@ -573,4 +468,24 @@ func TestStopLeavesLegacyExternalConnected(t *testing.T) {
 	eventually(t, func() bool { return len(r.reg.tracked()) == 0 }, "the legacy plugin torn down")
 	opted.close()
 	goleak.VerifyNone(t, before)
+}
+
+func TestStopDoesNotWaitForAHeldSyncBlock(t *testing.T) {
+	rt := newFakeRuntime()
+	r, sock := startRuntime(t, rt)
+
+	block := r.BlockPluginSync()
+	defer block.Unblock()
+
+	f := newFakePlugin("01", "waiting", nil)
+	f.connect(t, sock) // registers; synchronization waits for the block
+	defer f.close()
+	eventually(t, func() bool { return r.syncGate.queued() == 1 }, "plugin waiting to synchronize")
+
+	stopped := make(chan struct{})
+	go func() { r.Stop(); close(stopped) }()
+	receive(t, stopped, "Stop with a sync block held")
+	if len(r.reg.active()) != 0 {
+		t.Fatal("plugin became active although its synchronization was blocked")
+	}
 }

@@ -468,3 +468,20 @@ func holdFullRound(f *fakePlugin) (inSync, release chan struct{}) {
 	}
 	return inSync, release
 }
+
+// hangOn makes a plugin hang on event e, ignoring its copy of the deadline,
+// until the test ends: the runtime's side of the request runs out of time
+// before any answer comes. (A plugin that answers with its context's error
+// when its deadline passes races with the runtime's own deadline, as with
+// upstream NRI.)
+func hangOn(t *testing.T, e api.Event) func(context.Context, api.Event, any) (any, error) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	return func(_ context.Context, got api.Event, _ any) (any, error) {
+		if got == e {
+			<-release
+			return nil, errors.New("released at the end of the test")
+		}
+		return nil, nil
+	}
+}

@@ -55,26 +55,6 @@ func TestSameNameAndIndexDispatchInRegistrationOrder(t *testing.T) {
 	}
 }
 
-func TestStopDoesNotWaitForAHeldSyncBlock(t *testing.T) {
-	rt := newFakeRuntime()
-	r, sock := startRuntime(t, rt)
-
-	block := r.BlockPluginSync()
-	defer block.Unblock()
-
-	f := newFakePlugin("01", "waiting", nil)
-	f.connect(t, sock) // registers; synchronization waits for the block
-	defer f.close()
-	eventually(t, func() bool { return r.syncGate.queued() == 1 }, "plugin waiting to synchronize")
-
-	stopped := make(chan struct{})
-	go func() { r.Stop(); close(stopped) }()
-	receive(t, stopped, "Stop with a sync block held")
-	if len(r.reg.active()) != 0 {
-		t.Fatal("plugin became active although its synchronization was blocked")
-	}
-}
-
 // Registrations of one name and index arriving at once, opted-in and
 // written for upstream alike, never read each other's identity while it is
 // being written (run with the race detector), and settle as the rules say

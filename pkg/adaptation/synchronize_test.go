@@ -434,3 +434,90 @@ func TestSyncRoundSplitsRemovals(t *testing.T) {
 		t.Errorf("plugin got %d removals, want %d in order", len(removed), len(d.removedCtrs))
 	}
 }
+
+func TestSplitSynchronization(t *testing.T) {
+	// One deadline covers the whole ~10 MiB round: generous, so that a
+	// loaded machine running the race detector never trips it.
+	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Minute)
+	rt := newFakeRuntime()
+	big := strings.Repeat("x", 2048)
+	rt.pods = []*api.PodSandbox{{Id: "pod-0"}}
+	for i := range 5000 {
+		rt.containers = append(rt.containers, &api.Container{
+			Id:           "ctr-" + strings.Repeat("0", 4) + string(rune('a'+i%26)),
+			PodSandboxId: "pod-0",
+			Annotations:  map[string]string{"big": big},
+		})
+	}
+	if n, pods, ctrs := syncSplit(t, rt); n < 2 || pods != 1 || ctrs != 5000 {
+		t.Fatalf("~10 MiB round sent in %d message(s) carrying %d pods, %d containers", n, pods, ctrs)
+	}
+}
+
+// syncSplit connects a plugin to a runtime with rt's state and returns how
+// many messages its synchronization took and what they carried; every
+// message but the last must say more.
+func syncSplit(t *testing.T, rt *fakeRuntime) (n, pods, ctrs int) {
+	t.Helper()
+	r, sock := startRuntime(t, rt)
+	defer r.Stop()
+	f := newFakePlugin("01", "sync", nil)
+	f.connect(t, sock)
+	defer f.close()
+	receive(t, f.synced, "split synchronization")
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, req := range f.syncs {
+		pods += len(req.Pods)
+		ctrs += len(req.Containers)
+		if req.More != (i < len(f.syncs)-1) {
+			t.Errorf("message %d has more=%v", i, req.More)
+		}
+	}
+	return len(f.syncs), pods, ctrs
+}
+
+// A round whose first entries are small is sent in one message without
+// sizing every entry; if it turns out too large after all (its later
+// entries are big), ttrpc refuses it before anything is sent and the round is
+// split by its entries' sizes.
+func TestSyncRoundThatLooksSmallButIsNotIsSplit(t *testing.T) {
+	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Minute)
+	rt := newFakeRuntime()
+	big := strings.Repeat("x", 4096)
+	rt.pods = []*api.PodSandbox{{Id: "pod-0"}}
+	for i := range 2000 {
+		c := &api.Container{Id: "ctr-" + strconv.Itoa(i), PodSandboxId: "pod-0"}
+		if i >= 16 {
+			c.Annotations = map[string]string{"big": big}
+		}
+		rt.containers = append(rt.containers, c)
+	}
+	if n, _, ctrs := syncSplit(t, rt); n < 2 || ctrs != 2000 {
+		t.Fatalf("~8 MiB round sent in %d message(s) carrying %d containers", n, ctrs)
+	}
+}
+
+// Over ttrpc, with its real envelope: a round that fits is one message,
+// also when its first entries (what the estimate samples) are large, and
+// when it is over the message budget but within ttrpc's limit.
+func TestSyncRoundThatFitsIsOneMessageOverTTRPC(t *testing.T) {
+	withTimeouts(t, DefaultPluginRegistrationTimeout, time.Minute)
+	for _, c := range []struct {
+		name  string
+		shape string
+		bytes int
+	}{
+		{"3.3 MB, large first", "large-first", ttrpcMessageLimit * 8 / 10},
+		{"over the budget, within ttrpc's limit", "uniform", ttrpcMessageLimit - 2*testEnvelope},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rt := newFakeRuntime()
+			rt.containers = sizedRound(t, c.shape, c.bytes).ctrs
+			if n, _, ctrs := syncSplit(t, rt); n != 1 || ctrs != len(rt.containers) {
+				t.Fatalf("round sent in %d messages carrying %d containers, want one with %d", n, ctrs, len(rt.containers))
+			}
+		})
+	}
+}
