@@ -47,7 +47,7 @@ func (d *delta) empty() bool {
 }
 
 // sort orders every part by id, so that a delta's rounds do not depend on
-// the order the journal kept them in.
+// the order the ledger keeps them in (a map, and its log of changes).
 func (d *delta) sort() {
 	slices.SortFunc(d.pods, func(a, b *api.PodSandbox) int { return cmp.Compare(a.GetId(), b.GetId()) })
 	slices.SortFunc(d.ctrs, func(a, b *api.Container) int { return cmp.Compare(a.GetId(), b.GetId()) })
