@@ -16,7 +16,12 @@
 //   - file names in comments: names of .go files in comment lines, and those
 //     naming no file of the package's directory (stale, or another package's).
 //
-// With -v it lists the mutual pairs and the names of missing files.
+// For the test files it prints how many are not named after a file of the
+// package (x_test.go without x.go: helpers, fuzzing, benchmarks, and tests
+// named after history).
+//
+// With -v it lists the mutual pairs, the names of missing files and the
+// test files not named after one.
 package main
 
 import (
@@ -76,6 +81,13 @@ func run(dir string, verbose bool) error {
 		}
 	}
 
+	var unnamed []string
+	for _, t := range testFiles {
+		if _, err := os.Stat(strings.TrimSuffix(t, "_test.go") + ".go"); err != nil {
+			unnamed = append(unnamed, filepath.Base(t))
+		}
+	}
+
 	refs := references(p)
 	var mutual []string
 	for r := range refs {
@@ -87,6 +99,7 @@ func run(dir string, verbose bool) error {
 
 	fmt.Printf("package %s (%s)\n", p.PkgPath, dir)
 	fmt.Printf("files %d, lines %d (tests: files %d, lines %d)\n", files, lines, tfiles, tlines)
+	fmt.Printf("test files not named after a file of the package %d\n", len(unnamed))
 	fmt.Printf("comment lines %d of %d: %.1f %%\n", comments, lines, 100*float64(comments)/float64(lines))
 	fmt.Printf("names of .go files in comments %d, of files not in %s %d\n", len(named), dir, len(missing))
 	fmt.Printf("file-to-file references %d, running back up (files referencing each other) %d\n", len(refs), len(mutual))
@@ -96,6 +109,9 @@ func run(dir string, verbose bool) error {
 		}
 		for _, m := range missing {
 			fmt.Println("  missing " + m)
+		}
+		for _, u := range unnamed {
+			fmt.Println("  test file " + u)
 		}
 	}
 	return nil
