@@ -259,62 +259,6 @@ func TestStandbyUnavailableIsCounted(t *testing.T) {
 	}
 }
 
-func TestClaimRules(t *testing.T) {
-	type step struct {
-		id, version string
-		gen         uint64
-		commit      bool   // make it the active instance after the claim
-		wantErr     string // substring; "" means accepted
-	}
-	for _, tc := range []struct {
-		name      string
-		downgrade bool
-		steps     []step
-	}{
-		{"first instance", false, []step{{id: "a", gen: 1, version: "v1"}}},
-		{"rollout", false, []step{{id: "a", gen: 1, version: "v1", commit: true}, {id: "b", gen: 2, version: "v2"}}},
-		{"rollback runs an older version", false, []step{{id: "b", gen: 2, version: "v2", commit: true}, {id: "c", gen: 3, version: "v1"}}},
-		{"refused downgrade", true, []step{{id: "b", gen: 2, version: "v2", commit: true}, {id: "c", gen: 3, version: "v1", wantErr: "downgrades are refused"}}},
-		{"lower generation", false, []step{{id: "b", gen: 2, version: "v2", commit: true}, {id: "c", gen: 1, version: "v3", wantErr: "rollout generation 1 < 2"}}},
-		{"superseded instance comes back", false, []step{{id: "a", gen: 1, commit: true}, {id: "b", gen: 1, commit: true}, {id: "a", wantErr: "was superseded"}}},
-		{"superseded twice over comes back", false, []step{{id: "a", commit: true}, {id: "b", commit: true}, {id: "c", commit: true}, {id: "a", wantErr: "was superseded"}}},
-		{"unknown generations never block", false, []step{{id: "x", commit: true}, {id: "y"}}},
-		{"unparsable versions never block", true, []step{{id: "x", version: "main", commit: true}, {id: "y", version: "dev"}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := testRegistry(handoverPolicy{refuseDowngrades: tc.downgrade})
-			for i, s := range tc.steps {
-				p := g.optedIn("10", "p", s.id, s.gen, s.version)
-				_, err := g.place(p)
-				switch {
-				case s.wantErr == "" && err != nil:
-					t.Fatalf("step %d: unexpected refusal: %v", i, err)
-				case s.wantErr != "" && (err == nil || !strings.Contains(err.Error(), s.wantErr)):
-					t.Fatalf("step %d: error %v, want one containing %q", i, err, s.wantErr)
-				}
-				if s.commit {
-					g.switchNow(t, p)
-				}
-			}
-		})
-	}
-}
-
-func TestNewerCandidateDisplacesPendingOne(t *testing.T) {
-	g := testRegistry(handoverPolicy{})
-	b := g.optedIn("10", "p", "b", 2, "")
-	c := g.optedIn("10", "p", "c", 2, "")
-	if d, err := g.place(b); d != nil || err != nil {
-		t.Fatalf("place b: %v %v", d, err)
-	}
-	if d, err := g.place(c); d != b || err != nil {
-		t.Fatalf("place c: displaced %v, %v; want b", d, err)
-	}
-	if _, err := g.place(g.optedIn("10", "p", "o", 1, "")); err == nil {
-		t.Fatal("a lower generation displaced the pending candidate")
-	}
-}
-
 // The workload rule in admission: who may take over, and who is refused,
 // when the runtime placed each instance's process (identity.go). The
 // identities are set as resolveIdentities sets them; TestResolveIdentities

@@ -3,10 +3,7 @@ package adaptation
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -112,83 +109,5 @@ func TestConcurrentRegistrationsOfOneName(t *testing.T) {
 	}, "the newest generation active alone, every other connection closed")
 	if plugins[n-2].gone() {
 		t.Fatal("the newest instance was disconnected")
-	}
-}
-
-// testRegistry is a registry of an adaptation that offers handover, for
-// unit tests of the membership rules.
-func testRegistry(pol handoverPolicy) *registry {
-	r := &Adaptation{handover: true, metrics: noopMetrics{}, log: defaultLogger()}
-	r.reg = newRegistry(r)
-	r.reg.policy = pol
-	return r.reg
-}
-
-// optedIn is an external instance that asked for handover.
-func (g *registry) optedIn(idx, base, id string, gen uint64, version string) *plugin {
-	p := g.r.newPlugin(kindExternal)
-	p.setName(idx, base)
-	p.instance, p.generation, p.version = id, gen, version
-	p.features = []string{api.FeatureHandover, api.FeatureDeltaSync}
-	p.cred = PeerCredentials{PID: os.Getpid(), UID: os.Getuid(), GID: os.Getgid()}
-	_ = g.track(p)
-	return p
-}
-
-// switchNow makes p, the candidate of its slot, the active instance, as a
-// switch does, without the notices.
-func (g *registry) switchNow(t *testing.T, p *plugin) {
-	t.Helper()
-	sw, err := g.swap(p)
-	if err != nil {
-		t.Fatalf("swap %s: %v", p.describe(), err)
-	}
-	if _, err := g.activated(sw); err != nil {
-		t.Fatalf("activate %s: %v", p.describe(), err)
-	}
-}
-
-// A slot forgets its superseded instances when it empties, and remembers at
-// most maxRetired of them while it lives.
-func TestRetiredIDsLiveWithTheirSlot(t *testing.T) {
-	g := testRegistry(handoverPolicy{})
-	var last *plugin
-	for i := range maxRetired + 4 {
-		p := g.optedIn("10", "p", strconv.Itoa(i), 0, "")
-		if _, err := g.place(p); err != nil {
-			t.Fatal(err)
-		}
-		g.switchNow(t, p)
-		last = p
-	}
-	s := last.slot
-	if len(s.retired) != maxRetired {
-		t.Fatalf("slot remembers %d retired ids, want %d", len(s.retired), maxRetired)
-	}
-	g.remove(last)
-	if _, ok := g.named["p"]; ok {
-		t.Fatal("an empty slot was kept")
-	}
-	if _, err := g.place(g.optedIn("10", "p", "0", 0, "")); err != nil {
-		t.Fatalf("a retired id is refused after its slot emptied: %v", err)
-	}
-}
-
-// A standby asking to update containers while its successor is gone and it
-// is being reactivated (the slot has no active instance) is refused with an
-// error, not a nil dereference (issue 10, finding 2).
-func TestStandbyUpdateWhileReactivating(t *testing.T) {
-	g := testRegistry(handoverPolicy{})
-	a := g.optedIn("10", "p", "a", 1, "v1")
-	if _, err := g.place(a); err != nil {
-		t.Fatal(err)
-	}
-	g.switchNow(t, a)
-	a.registered = true
-	s := a.slot
-	s.active, s.standby = nil, a // the successor was lost; a waits for its re-sync
-	err := g.mayUpdate(a)
-	if err == nil || !strings.Contains(err.Error(), "not the active instance") {
-		t.Fatalf("mayUpdate of a standby being reactivated: %v", err)
 	}
 }
