@@ -3,12 +3,12 @@ package adaptation
 // The lifecycle of a plugin instance in its slot, and the one function that
 // moves an instance between states.
 //
-//	             place               switch                superseded, grace > 0
-//	(connected) ------> candidate ----------> active ------------------------> standby
-//	                        |                   |  ^                              |
-//	                        |                   |  +---- reactivated (its --------+
-//	                        |                   |        successor was lost)      |
-//	                        +------+------------+--------------+------------------+
+//	             place               switch      superseded (in a pod, or
+//	(connected) ------> candidate ----------> active --------------------------> standby
+//	                        |                   |  ^   grace > 0, standby.go)      |
+//	                        |                   |  +---- reactivated (its ---------+
+//	                        |                   |        successor was lost)       |
+//	                        +------+------------+--------------+-------------------+
 //	                               | refused, displaced, failed, superseded,
 //	                               v disconnected, grace over
 //	                              gone
@@ -161,6 +161,8 @@ func (g *registry) remove(p *plugin) {
 			g.r.hold.urge(s.switching) // its switch is queued: it goes first
 		case s.candidate != nil && s.candidate.fromLedger && s.reserved == nil:
 			s.reserved = g.r.hold.enqueueUrgent()
+		case s.candidate == nil && s.shared():
+			g.groupsServeAgain(p)
 		}
 	}
 	g.mu.Unlock()

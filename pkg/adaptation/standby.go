@@ -1,13 +1,28 @@
 package adaptation
 
-// The standby: with a grace period (WithStandbyGrace), a superseded instance
-// that takes delta rounds stays connected, receiving no events, until the
-// grace period is over; if its successor is lost meanwhile it is reactivated
-// at once. Its reactivation holds the dispatch from the moment the loss is
-// noticed (registry.remove), tells it what changed since it stood by (its
-// resume cursor), and switches to it (switch.go): no event passes while
-// nobody serves. A candidate joining meanwhile plays no part in it: it takes
-// over from the reactivated instance when its own switch comes.
+// The standby: a superseded opted-in instance that stays connected,
+// receiving no events, while its reason lasts, and is reactivated at once
+// if its successor is lost (it leaves, crashes or fails to join) with no
+// successor of its own. Its reason lasts:
+//
+//   - in a pod the runtime placed it in, as long as its connection: the
+//     pod's deletion ends its process, and until then it is the plugin the
+//     node has if a rollout's new pod goes (deleted before or after its
+//     plugin took over: issue 39 finding 8). No timer.
+//   - elsewhere, for the grace period (WithStandbyGrace), if it takes
+//     delta rounds; with none (the default) it is disconnected once its
+//     successor is active.
+//
+// Its reactivation holds the dispatch from the moment the loss is noticed
+// (registry.remove), tells it what changed since it stood by (its resume
+// cursor) and switches to it (switch.go): no event passes while nobody
+// serves. What it is told depends on what it takes: nothing if nothing
+// changed; a delta round if it takes delta rounds; else one full round, a
+// reactivation's, from the ledger if the ledger is exact (usable) or, if it
+// is not, under the sync gate from SyncFn, as upstream's join (events pass
+// it meanwhile: a hold may not wait for the gate). A candidate joining
+// meanwhile plays no part in it: it takes over from the reactivated
+// instance when its own switch comes.
 
 import (
 	"context"
@@ -19,18 +34,32 @@ import (
 	"github.com/nri-handover/nri/api"
 )
 
-// keepsStandby tells whether a superseded instance stays as the standby for
-// the grace period once its successor is active.
-func (g *registry) keepsStandby(old *plugin) bool {
-	return g.policy.grace > 0 && old.deltaSync()
+// standbyTerm tells whether superseded old stays as the standby once its
+// successor is active, and for how long: grace 0 is for as long as its
+// connection lives (it runs in a pod), else the grace period. g.mu is held.
+func (g *registry) standbyTerm(old *plugin) (keep bool, grace time.Duration) {
+	switch {
+	case !old.handsOver():
+		return false, 0
+	case old.inPod():
+		return true, 0
+	case g.policy.grace > 0 && old.deltaSync():
+		return true, g.policy.grace
+	}
+	return false, 0
+}
+
+// inPod tells whether the runtime placed p's process in a pod. g.mu is held.
+func (p *plugin) inPod() bool {
+	return p.ident != nil && p.ident.place == PeerInPod
 }
 
 // startGrace starts the standby's grace period; its resume cursor was
 // opened when it became the standby (swap). g.mu is held.
-func (g *registry) startGrace(s *slot, p *plugin) {
+func (g *registry) startGrace(s *slot, p *plugin, grace time.Duration) {
 	s.graceSeq++
 	seq := s.graceSeq
-	s.graceT = time.AfterFunc(g.policy.grace, func() { g.graceOver(s, p, seq) })
+	s.graceT = time.AfterFunc(grace, func() { g.graceOver(s, p, seq) })
 }
 
 // graceOver retires a standby whose successor survived the grace period. seq
@@ -83,6 +112,11 @@ func (g *registry) startReactivation(standby, lost *plugin) {
 // slot, was gone by the time it ran.
 var errReactivationStale = errors.New("its slot is served again")
 
+// errUnderGate sends a reactivation to the sync gate: the standby takes no
+// delta rounds, the runtime's state changed while it stood by, and the
+// ledger is not known to be exact, so its full round comes from SyncFn.
+var errUnderGate = errors.New("the runtime's state recorded is not known to be exact")
+
 // reactivate makes a standby active again after its successor went away.
 func (g *registry) reactivate(p, lost *plugin, t *holdTicket) {
 	r := g.r
@@ -90,11 +124,22 @@ func (g *registry) reactivate(p, lost *plugin, t *holdTicket) {
 	start := time.Now()
 	g.mu.Lock()
 	why := lostWhy(lost)
+	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
+		PredecessorGeneration: lost.generation, PredecessorPod: lost.podIdentity(), Reactivation: true}
 	g.mu.Unlock()
-	updates, err := g.reactivateHeld(p, lost, t, why)
+	updates, err := g.reactivateHeld(p, lost, t, takeover, why)
+	if errors.Is(err, errUnderGate) {
+		r.log.Infof(ctx, "plugin %s is synchronized again under the sync gate: %v", p.describe(), err)
+		updates, err = g.joinUnderGate(ctx, p, takeover)
+	}
+	var nj *notJoined
 	switch {
 	case errors.Is(err, errReactivationStale):
 		r.log.Infof(ctx, "reactivation of plugin %s after %s %s dropped: %v", p.describe(), lost.describe(), why, err)
+		g.retireStale(p)
+		return
+	case errors.As(err, &nj): // disconnected where it failed
+		g.recordHandover(p, "failed", start, time.Since(start))
 		return
 	case err != nil:
 		if ctx.Err() == nil {
@@ -124,7 +169,7 @@ func lostWhy(lost *plugin) string {
 // round asked for, to apply once the hold is released. Whatever p or the
 // ledger hold, it fails rather than panics: it runs on a goroutine of its
 // own, inside the runtime.
-func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, why string) (updates []*api.ContainerUpdate, err error) {
+func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.Takeover, why string) (updates []*api.ContainerUpdate, err error) {
 	r := g.r
 	ctx := r.ctx
 	defer r.release(t)
@@ -139,14 +184,9 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, why string) (u
 		return nil, err
 	}
 	defer resume.close()
-	g.mu.Lock()
-	lostPod := lost.podIdentity()
-	g.mu.Unlock()
-	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
-		PredecessorGeneration: lost.generation, PredecessorPod: lostPod, Reactivation: true}
-	d, ok := resume.since()
-	if !ok {
-		return nil, errDisplaced
+	round, err := g.reactivationRound(p, resume)
+	if err != nil {
+		return nil, err
 	}
 	// Active from here, as a switch's successor is (switch.go): a candidate
 	// registering meanwhile takes over from it.
@@ -155,7 +195,12 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, why string) (u
 		return nil, err
 	}
 	r.hold.switchesTo(t, p)
-	updates, err = g.reactivationRounds(ctx, p, lost, d, takeover, why)
+	if round != nil {
+		updates, err = round(ctx, takeover)
+	}
+	if err == nil {
+		err = g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
+	}
 	if err != nil {
 		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
 		return nil, err
@@ -165,11 +210,10 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, why string) (u
 }
 
 // takeResume checks, in the reactivation's hold, that its reason still
-// holds (p stands by and nobody serves its slot) and takes p's resume
-// cursor. A reactivation queued behind a switch that completed meanwhile
-// finds that switch's instance active: it is dropped, and p, standing by
-// for an instance that is gone, is retired. One queued by a second loss
-// finds p active again (an earlier reactivation ran) or gone: it is
+// holds (p stands by and nobody serves its slot: standbyPending) and takes
+// p's resume cursor. A reactivation queued behind a switch that completed
+// meanwhile finds that switch's instance active; one queued by a second
+// loss finds p active again (an earlier reactivation ran) or gone: each is
 // dropped. The cursor is read here, not when the reactivation was queued:
 // the one that runs takes it, and one that finds none fails instead of
 // reading nothing.
@@ -180,11 +224,9 @@ func (g *registry) takeResume(p *plugin) (*cursor, error) {
 		g.mu.Unlock()
 		return nil, fmt.Errorf("%w: plugin %s is %s", errReactivationStale, p.name(), p.state)
 	}
-	if succ := s.active; succ != nil && !bugStaleReactivation {
-		g.move(p, s, stateGone)
+	if err := standbyPending(p); err != nil {
 		g.mu.Unlock()
-		p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance took over before it was reactivated", succ)
-		return nil, fmt.Errorf("%w: %s is active", errReactivationStale, succ.describe())
+		return nil, err
 	}
 	resume := s.resume
 	s.resume = nil
@@ -195,19 +237,56 @@ func (g *registry) takeResume(p *plugin) (*cursor, error) {
 	return resume, nil
 }
 
-// reactivationRounds tells a reactivated standby what changed while it
-// stood by, in a round marked as a reactivation (an instance without delta
-// rounds stood by only in its successor's hold, where nothing changed), and
-// that it is active again.
-func (g *registry) reactivationRounds(ctx context.Context, p, lost *plugin, d *delta, takeover *api.Takeover, why string) ([]*api.ContainerUpdate, error) {
-	var updates []*api.ContainerUpdate
-	if p.deltaSync() {
-		var err error
-		if updates, err = p.synchronizeDelta(ctx, d, takeover); err != nil {
-			return nil, err
-		}
+// standbyPending tells whether standby p may still become active: only
+// while nobody serves its slot, which is what its reactivation is for. g.mu
+// is held.
+func standbyPending(p *plugin) error {
+	if succ := p.slot.active; succ != nil && succ != p && !bugStaleReactivation {
+		return fmt.Errorf("%w: %s is active", errReactivationStale, succ.describe())
 	}
-	return updates, g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
+	return nil
+}
+
+// retireStale retires a standby whose reactivation was dropped because
+// another instance serves its slot: it stood by for an instance that is
+// gone, and is told who took over.
+func (g *registry) retireStale(p *plugin) {
+	g.mu.Lock()
+	s := p.slot
+	if p.state != stateStandby || s == nil || s.standby != p || s.active == nil {
+		g.mu.Unlock()
+		return
+	}
+	succ := s.active
+	g.move(p, s, stateGone)
+	g.mu.Unlock()
+	p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance took over before it was reactivated", succ)
+}
+
+// reactivationRound chooses, in the reactivation's hold, what the standby
+// is told before it is active again (nil: nothing): nothing if nothing was
+// relayed since it stood by, so it knows what an instance active all along
+// would; what was, in a delta round, if it takes them; else the whole state
+// in one full round from the ledger, if that is exact, or errUnderGate.
+func (g *registry) reactivationRound(p *plugin, resume *cursor) (func(context.Context, *api.Takeover) ([]*api.ContainerUpdate, error), error) {
+	d, ok := resume.since()
+	switch {
+	case ok && d.empty():
+		return nil, nil
+	case ok && p.deltaSync():
+		return func(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+			return p.synchronizeDelta(ctx, d, takeover)
+		}, nil
+	case !g.r.ledger.usable():
+		return nil, errUnderGate
+	}
+	pods, ctrs, ok := g.r.ledger.state()
+	if !ok {
+		return nil, errUnderGate
+	}
+	return func(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+		return p.synchronize(ctx, pods, ctrs, takeover)
+	}, nil
 }
 
 func deleteID(ids []string, id string) []string {

@@ -238,8 +238,10 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 	}
 	p.switched = true
 	if old := sw.from; old != nil && old.state == stateStandby && s.standby == old {
-		if g.keepsStandby(old) && !old.isClosed() {
-			g.startGrace(s, old)
+		if keep, grace := g.standbyTerm(old); keep && !old.isClosed() {
+			if grace > 0 {
+				g.startGrace(s, old, grace)
+			}
 		} else {
 			g.move(old, s, stateGone)
 			retire = old
@@ -336,9 +338,14 @@ func (g *registry) tell(ctx context.Context, p, old *plugin) error {
 	if old != nil {
 		g.r.log.Infof(ctx, "plugin %s superseded by %s", old.describe(), p.describe())
 		msg := "superseded, standing by until the successor is active"
-		if g.keepsStandby(old) {
-			msg = fmt.Sprintf("superseded, standing by for %s", g.policy.grace)
+		g.mu.Lock()
+		switch keep, grace := g.standbyTerm(old); {
+		case keep && grace > 0:
+			msg = fmt.Sprintf("superseded, standing by for %s", grace)
+		case keep:
+			msg = "superseded, standing by while its pod runs"
 		}
+		g.mu.Unlock()
 		if err := g.tellRole(ctx, old, api.PluginRole_PLUGIN_ROLE_STANDBY, p, msg); err != nil {
 			old.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
 				fmt.Sprintf("did not take the standby role: %v", err), p)

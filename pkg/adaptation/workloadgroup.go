@@ -154,6 +154,22 @@ func (g *registry) groupLost(s *slot) {
 	g.groupNext(s)
 }
 
+// groupsServeAgain runs when p, an opted-in instance that was active, is
+// gone and nobody of its slot serves next: each workload group whose members
+// it took over (a later generation WithHandover after an annotated build on
+// upstream's stub) has its newest idle member join again, as the group would
+// had p never come. g.mu is held.
+func (g *registry) groupsServeAgain(p *plugin) {
+	for _, s := range g.groups {
+		if s.active != nil || s.candidate != nil {
+			continue
+		}
+		if q := g.newestIdle(s); q != nil && q.idx == p.idx && q.base == p.base {
+			g.groupNext(s)
+		}
+	}
+}
+
 // groupNext makes the newest idle member of s the candidate and starts its
 // join, a full Synchronize under the gate, if nobody is joining and
 // admission would let it switch: it is newer than the active one or nobody
@@ -223,8 +239,10 @@ func (g *registry) groupMayUpdate(p *plugin, s *slot) error {
 // standby, errIdled for a member gone idle, else errDisplaced. g.mu is held.
 func (g *registry) pendingErr(p *plugin) error {
 	switch p.state {
-	case stateCandidate, stateStandby:
+	case stateCandidate:
 		return nil
+	case stateStandby:
+		return standbyPending(p)
 	case stateIdle:
 		return errIdled
 	}
