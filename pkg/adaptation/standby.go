@@ -14,7 +14,7 @@ package adaptation
 //     successor is active.
 //
 // Its reactivation holds the dispatch from the moment the loss is noticed
-// (registry.remove), tells it what changed since it stood by (its resume
+// (registry.serveNext), tells it what changed since it stood by (its resume
 // cursor) and switches to it (switch.go): no event passes while nobody
 // serves. What it is told depends on what it takes: nothing if nothing
 // changed; a delta round if it takes delta rounds; else one full round, a

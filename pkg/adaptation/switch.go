@@ -83,7 +83,7 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	}
 	if err != nil {
 		// Out before the hold ends: its predecessor, standing by, is
-		// reactivated in the next hold (registry.remove). Said here,
+		// reactivated in the next hold (registry.serveNext). Said here,
 		// before the disconnect, and not again by the caller.
 		err = &notJoined{fmt.Errorf("plugin %s not joined: %w", p.describe(), err)}
 		g.r.log.Warnf(ctx, "%v", err)

@@ -145,15 +145,6 @@ func (g *registry) placeInGroup(p *plugin, s *slot, idled bool) {
 	g.move(p, s, stateCandidate)
 }
 
-// groupLost runs when a member of s went: the newest idle member joins if
-// nobody is joining and admission would let it switch (groupNext). Newer
-// than the active one is a candidate displaced by a newer one that went
-// before its switch: it takes over as it would have without that one.
-// g.mu is held.
-func (g *registry) groupLost(s *slot) {
-	g.groupNext(s)
-}
-
 // groupsServeAgain runs when p, an opted-in instance that was active, is
 // gone and nobody of its slot serves next: each workload group whose members
 // it took over (a later generation WithHandover after an annotated build on
