@@ -110,8 +110,15 @@ type joinPhase int
 const (
 	joinUnconfigured joinPhase = iota // registered, not configured yet
 	joinConfigured                    // configured, no join running
-	joinRunning                       // its join (join) runs
+	joinRunning                       // its join (join) runs, under the gate so far
+	joinFromLedger                    // its join runs, from the ledger while its predecessor serves (joinsFromLedger)
+	joinSwitched                      // its join runs, its switch completed (activated)
 )
+
+// switching tells whether a join runs and its switch has not completed: a
+// predecessor standing by for p is reactivated because p failed to join,
+// not because it left.
+func (j joinPhase) switching() bool { return j == joinRunning || j == joinFromLedger }
 
 // admit brings an external plugin, registered (and so placed: screen) and
 // configured, into event delivery: its join, the same for every kind of
@@ -160,7 +167,8 @@ func (g *registry) join(ctx context.Context, p *plugin) error {
 			updates []*api.ContainerUpdate
 			err     error
 		)
-		if g.joinsFromLedger(ctx, p) {
+		fromLedger := g.joinsFromLedger(ctx, p)
+		if fromLedger {
 			updates, err = g.joinFromLedger(ctx, p, takeover)
 		} else {
 			updates, err = g.joinUnderGate(ctx, p, takeover)
@@ -180,7 +188,7 @@ func (g *registry) join(ctx context.Context, p *plugin) error {
 			// release; under the gate, runtime operations waited for the whole
 			// join (the queued writer keeps new ones out).
 			wait := time.Since(start)
-			if p.fromLedger {
+			if fromLedger {
 				wait = p.switchHold
 			}
 			g.recordHandover(p, "completed", start, wait)
@@ -197,8 +205,9 @@ func (g *registry) joinEnded(p *plugin, err error) (again bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	again = errors.Is(err, errIdled) && p.state == stateCandidate && !g.closed
-	if !again {
-		p.join = joinConfigured
+	p.join = joinConfigured
+	if again {
+		p.join = joinRunning
 	}
 	return again
 }
@@ -225,8 +234,11 @@ func (g *registry) joinsFromLedger(ctx context.Context, p *plugin) bool {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	p.fromLedger = takesOver()
-	return p.fromLedger
+	if !takesOver() {
+		return false
+	}
+	p.join = joinFromLedger
+	return true
 }
 
 // joinUnderGate is upstream's join: p is synchronized from inside the

@@ -49,10 +49,10 @@ func (g *registry) serveNext(s *slot, lost *plugin, wasActive bool) {
 	case s.standby != nil:
 		standby := s.standby
 		s.stopGrace()
-		g.startReactivation(standby, lost)
-	case s.candidate != nil && s.candidate.fromLedger && s.switching != nil:
+		g.startReactivation(standby, lost, lostWhy(lost))
+	case s.candidate != nil && s.candidate.join == joinFromLedger && s.switching != nil:
 		g.r.hold.urge(s.switching) // its switch is queued: it goes first
-	case s.candidate != nil && s.candidate.fromLedger && s.reserved == nil:
+	case s.candidate != nil && s.candidate.join == joinFromLedger && s.reserved == nil:
 		s.reserved = g.r.hold.enqueueUrgent()
 	case s.candidate == nil && s.shared():
 		g.groupsServeAgain(lost)

@@ -108,17 +108,11 @@ type plugin struct {
 	slot  *slot
 	state instanceState
 	role  api.PluginRole
-	// fromLedger is set for a takeover synchronized from the ledger while
-	// its predecessor serves (join.go).
-	fromLedger bool
-	// join is where its join is (join.go): one value for every kind of
-	// plugin, though only a workload group's member (workloadgroup.go) is
-	// configured long before it joins, if ever.
+	// join is where its join is (join.go): configured or not, running
+	// under the gate or from the ledger, switched. One value for every kind
+	// of plugin, though only a workload group's member (workloadgroup.go)
+	// is configured long before it joins, if ever.
 	join joinPhase
-	// switched is set once its switch completed (registry.activated):
-	// until then a predecessor standing by for it is reactivated if it is
-	// lost because it failed to join, not because it left.
-	switched bool
 	// switchHold is how long its switch held events, from the hold's
 	// queueing to its release (HandoverMetrics' eventWait); set and read by
 	// the joining goroutine.

@@ -96,15 +96,16 @@ func (s *slot) stopGrace() {
 }
 
 // startReactivation holds the dispatch for standby, whose successor lost
-// was just removed, and reactivates it in the background. g.mu is held.
-func (g *registry) startReactivation(standby, lost *plugin) {
+// was just removed (why: lostWhy), and reactivates it in the background.
+// g.mu is held.
+func (g *registry) startReactivation(standby, lost *plugin, why string) {
 	t := g.r.hold.enqueueUrgent()
 	g.r.trace(nil, pointReactivating, standby)
 	g.r.wg.Add(1)
 	go func() {
 		defer g.r.wg.Done()
 		defer g.r.trace(nil, pointReactivated, standby)
-		g.reactivate(standby, lost, t)
+		g.reactivate(standby, lost, why, t)
 	}()
 }
 
@@ -118,12 +119,11 @@ var errReactivationStale = errors.New("its slot is served again")
 var errUnderGate = errors.New("the runtime's state recorded is not known to be exact")
 
 // reactivate makes a standby active again after its successor went away.
-func (g *registry) reactivate(p, lost *plugin, t *holdTicket) {
+func (g *registry) reactivate(p, lost *plugin, why string, t *holdTicket) {
 	r := g.r
 	ctx := r.ctx
 	start := time.Now()
 	g.mu.Lock()
-	why := lostWhy(lost)
 	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
 		PredecessorGeneration: lost.generation, PredecessorPod: lost.podIdentity(), Reactivation: true}
 	g.mu.Unlock()
@@ -155,14 +155,14 @@ func (g *registry) reactivate(p, lost *plugin, t *holdTicket) {
 }
 
 // lostWhy says why a standby's successor is gone, for the log and the
-// standby's notice: it "left" once its switch completed, or "failed to
-// join" in it (the standby may not even have heard it stands by). g.mu is
-// held.
+// standby's notice, when it goes: it "failed to join" in its switch (the
+// standby may not even have heard it stands by), or "left" once its switch
+// completed. g.mu is held.
 func lostWhy(lost *plugin) string {
-	if lost.switched {
-		return "left"
+	if lost.join.switching() {
+		return "failed to join"
 	}
-	return "failed to join"
+	return "left"
 }
 
 // reactivateHeld reactivates p in the hold t and returns the updates its

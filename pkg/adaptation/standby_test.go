@@ -331,7 +331,7 @@ func waitSwitched(t *testing.T, r *Adaptation, id string) *plugin {
 		r.reg.mu.Lock()
 		defer r.reg.mu.Unlock()
 		for q := range r.reg.all {
-			if q.instance == id && q.switched {
+			if q.instance == id && q.state == stateActive && !q.join.switching() {
 				p = q
 				return true
 			}

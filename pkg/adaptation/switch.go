@@ -236,7 +236,9 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 	if p.state != stateActive {
 		return nil, fmt.Errorf("plugin %s was lost before it became active", p.name())
 	}
-	p.switched = true
+	if p.join.switching() {
+		p.join = joinSwitched
+	}
 	if old := sw.from; old != nil && old.state == stateStandby && s.standby == old {
 		if keep, grace := g.standbyTerm(old); keep && !old.isClosed() {
 			if grace > 0 {
@@ -320,7 +322,7 @@ func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *cursor, n
 			takeover = nil
 		}
 		return p.synchronizeDelta(ctx, d, takeover)
-	case !p.fromLedger:
+	case p.join != joinFromLedger:
 		return nil, nil // synchronized under the gate: no event passed it but exits, as upstream
 	}
 	pods, ctrs, ok := g.r.ledger.state()
