@@ -167,9 +167,10 @@ func (g *registry) join(ctx context.Context, p *plugin) error {
 			updates []*api.ContainerUpdate
 			err     error
 		)
+		var held time.Duration // how long its switch from the ledger held events
 		fromLedger := g.joinsFromLedger(ctx, p)
 		if fromLedger {
-			updates, err = g.joinFromLedger(ctx, p, takeover)
+			updates, held, err = g.joinFromLedger(ctx, p, takeover)
 		} else {
 			updates, err = g.joinUnderGate(ctx, p, takeover)
 		}
@@ -189,7 +190,7 @@ func (g *registry) join(ctx context.Context, p *plugin) error {
 			// join (the queued writer keeps new ones out).
 			wait := time.Since(start)
 			if fromLedger {
-				wait = p.switchHold
+				wait = held
 			}
 			g.recordHandover(p, "completed", start, wait)
 		}
@@ -317,13 +318,13 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 // joinFromLedger synchronizes p from the ledger while its predecessor keeps
 // serving, if p takes delta rounds (a plugin without them gets its one round
 // in the switch's hold), and then switches to it.
-func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, time.Duration, error) {
 	if !p.deltaSync() {
 		return g.switchTo(ctx, p, nil, takeover)
 	}
 	pods, ctrs, cur, ok := g.r.ledger.snapshot()
 	if !ok {
-		return nil, errors.New("the runtime's state is not recorded")
+		return nil, 0, errors.New("the runtime's state is not recorded")
 	}
 	defer cur.close()
 	updates, err := p.synchronize(ctx, pods, ctrs, takeover)
@@ -337,10 +338,10 @@ func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	more, err := g.switchTo(ctx, p, cur, takeover)
-	return append(updates, more...), err
+	more, held, err := g.switchTo(ctx, p, cur, takeover)
+	return append(updates, more...), held, err
 }
 
 // catchUp sends p what the ledger recorded since cur, if anything, and

@@ -113,10 +113,6 @@ type plugin struct {
 	// of plugin, though only a workload group's member (workloadgroup.go)
 	// is configured long before it joins, if ever.
 	join joinPhase
-	// switchHold is how long its switch held events, from the hold's
-	// queueing to its release (HandoverMetrics' eventWait); set and read by
-	// the joining goroutine.
-	switchHold time.Duration
 
 	lostOnce     sync.Once
 	teardownOnce sync.Once

@@ -39,15 +39,27 @@ import (
 
 // switchTo makes p the active instance of its slot; cur, if set, is where
 // p's knowledge of the runtime's state ends, and named the predecessor its
-// rounds so far named.
-func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
-	return g.switchHeld(ctx, p, cur, named, nil)
+// rounds so far named. held is how long an opted-in p's switch held events,
+// from its hold's queueing to its release (HandoverMetrics' eventWait).
+func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover) (updates []*api.ContainerUpdate, held time.Duration, err error) {
+	if !p.handsOver() {
+		updates, err = g.switchHeld(ctx, p, cur, named, nil)
+		return updates, 0, err
+	}
+	g.r.atFor(pointSwitch, p)
+	t := g.holdFor(p)
+	defer g.switchDone(p, t)
+	if err := g.r.acquire(ctx, t); err != nil {
+		return nil, 0, err
+	}
+	updates, err = g.switchIn(ctx, p, cur, named, t)
+	return updates, time.Since(t.queued), err
 }
 
-// switchHeld is switchTo in the hold t, already acquired, if it is set.
+// switchHeld is switchTo in the hold t, already acquired, if it is set (an
+// opted-in p's always is).
 func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
-	r := g.r
-	r.atFor(pointSwitch, p)
+	g.r.atFor(pointSwitch, p)
 	if !p.handsOver() {
 		sw, err := g.switchBetweenEvents(ctx, p, t)
 		if sw != nil {
@@ -58,18 +70,13 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 		}
 		return nil, err
 	}
+	return g.switchIn(ctx, p, cur, named, t)
+}
 
-	if t == nil {
-		t = g.holdFor(p)
-		defer g.switchDone(p, t)
-		if err := r.acquire(ctx, t); err != nil {
-			return nil, err
-		}
-	}
-	defer func() {
-		r.release(t)
-		p.switchHold = time.Since(t.queued)
-	}()
+// switchIn switches an opted-in p in the hold t, acquired, and releases it.
+func (g *registry) switchIn(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+	r := g.r
+	defer r.release(t)
 	r.atFor(pointSwap, p)
 	sw, err := g.swap(p)
 	if err != nil {
