@@ -8,7 +8,8 @@ package adaptation
 //
 //	slot        lost was  the slot holds        who serves next, and how
 //	group       any       idle members          the newest, if nobody joins and admission lets it
-//	                                            switch: it joins under the gate (groupNext)
+//	                                            switch: it joins under the gate (groupNext); if
+//	                                            none does, as "other" below
 //	opted-in    active    a standby             the standby, reactivated in an urgent hold queued
 //	                                            now, before every event not in flight (standby.go)
 //	opted-in    active    a candidate joining   the candidate: its queued switch's hold is urged, or
@@ -16,6 +17,9 @@ package adaptation
 //	                                            wait for it instead of reaching nobody (switch.go)
 //	opted-in    active    nobody else           the idle members of the workload groups it took
 //	                                            over, each group's newest (groupsServeAgain)
+//	other       active    nobody else (a group: the opted-in instances it took over (handover
+//	                      no member joins)      turned off) that stand by, each reactivated as
+//	                                            above (standbysServeAgain)
 //	otherwise                                   whoever joins next (a candidate under the gate
 //	                                            switches as upstream's join does)
 
@@ -45,6 +49,9 @@ func (g *registry) serveNext(s *slot, lost *plugin, wasActive bool) {
 	case g.closed:
 	case s.group != "":
 		g.groupNext(s)
+		if wasActive && s.candidate == nil {
+			g.standbysServeAgain(lost)
+		}
 	case !wasActive:
 	case s.standby != nil:
 		standby := s.standby
@@ -56,5 +63,7 @@ func (g *registry) serveNext(s *slot, lost *plugin, wasActive bool) {
 		s.reserved = g.r.hold.enqueueUrgent()
 	case s.candidate == nil && s.shared():
 		g.groupsServeAgain(lost)
+	case s.candidate == nil:
+		g.standbysServeAgain(lost)
 	}
 }

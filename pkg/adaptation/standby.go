@@ -54,6 +54,41 @@ func (p *plugin) inPod() bool {
 	return p.ident != nil && p.ident.place == PeerInPod
 }
 
+// standsBy makes q, an active opted-in instance that a plugin that did not
+// opt in takes over (admission.go, turnsOff), the standby of its slot if
+// standbyTerm keeps it, and tells whether it did: a rollback to a build
+// without handover whose pod goes leaves the node its plugin. The standby
+// before it, which stood by for q, is retired with the rest. g.mu is held.
+func (g *registry) standsBy(q *plugin) bool {
+	s := q.slot
+	keep, grace := g.standbyTerm(q)
+	if !keep || q.state != stateActive || s.active != q || q.isClosed() {
+		return false
+	}
+	if prev := s.standby; prev != nil {
+		g.move(prev, s, stateGone)
+	}
+	g.move(q, s, stateStandby)
+	s.resume = g.r.ledger.openCursor()
+	if grace > 0 {
+		g.startGrace(s, q, grace)
+	}
+	return true
+}
+
+// standbysServeAgain runs when lost, a plugin that did not opt in, was
+// active and nobody of its slot serves next: the opted-in instances it took
+// over that stand by in a slot nobody else serves or joins are reactivated.
+// g.mu is held.
+func (g *registry) standbysServeAgain(lost *plugin) {
+	for _, s := range g.named[lost.base] {
+		if q := s.standby; q != nil && q.idx == lost.idx && s.active == nil && s.candidate == nil {
+			s.stopGrace()
+			g.startReactivation(q, lost, lostWhy(lost))
+		}
+	}
+}
+
 // startGrace starts the standby's grace period; its resume cursor was
 // opened when it became the standby (swap). g.mu is held.
 func (g *registry) startGrace(s *slot, p *plugin, grace time.Duration) {

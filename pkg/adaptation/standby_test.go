@@ -176,6 +176,9 @@ type supersededKind struct {
 	// old and successor make the older pod's instance and the newer one's.
 	old, successor func(id string, gen uint64, rec *recorder) *fakePlugin
 	annotated      bool // the pods carry HandoverAnnotation
+	// oldMember, successorMember: built on upstream's stub (no instance
+	// id, no role notices).
+	oldMember, successorMember bool
 	// underGate: the runtime relays no removal, so the ledger is never
 	// used and the predecessor is synchronized again from SyncFn.
 	underGate bool
@@ -191,7 +194,9 @@ func supersededKinds() []supersededKind {
 		{name: "delta rounds, ledger unused", old: optedIn, successor: optedIn, underGate: true, delta: true},
 		{name: "one full round, from the ledger", old: withoutDelta, successor: withoutDelta},
 		{name: "one full round, under the gate", old: withoutDelta, successor: withoutDelta, underGate: true},
-		{name: "workload group member taken over by an opted-in build", old: member, successor: optedIn, annotated: true},
+		{name: "workload group member taken over by an opted-in build", old: member, successor: optedIn, annotated: true, oldMember: true},
+		{name: "opted-in instance taken over by a build without handover", old: optedIn, successor: member, successorMember: true, delta: true},
+		{name: "opted-in instance taken over by a build without handover, annotated", old: optedIn, successor: member, annotated: true, successorMember: true, delta: true},
 	}
 }
 
@@ -252,9 +257,12 @@ func testServesAgain(t *testing.T, kind supersededKind, how successorLeaves) {
 		aRoles <- req.GetRole()
 		return nil
 	}
-	aID := "a"
-	if kind.annotated {
+	aID, bID := "a", "b"
+	if kind.oldMember {
 		aID = "" // upstream's stub declares no instance id
+	}
+	if kind.successorMember {
+		bID = ""
 	}
 	where.set("p-h1", 1, kind.annotated)
 	a.connect(t, sock)
@@ -266,8 +274,8 @@ func testServesAgain(t *testing.T, kind supersededKind, how successorLeaves) {
 	where.set("p-h2", 2, kind.annotated)
 	b.connect(t, sock)
 	defer b.close()
-	waitOnlyActive(t, r, "b", "the newer pod's instance active")
-	pa := waitSwitched(t, r, "b")
+	waitOnlyActive(t, r, bID, "the newer pod's instance active")
+	pa := waitSwitched(t, r, bID)
 	r.reg.mu.Lock()
 	state := pa.slotStateOf(r, aID)
 	r.reg.mu.Unlock()
@@ -286,7 +294,7 @@ func testServesAgain(t *testing.T, kind supersededKind, how successorLeaves) {
 
 	how.leave(t, r, b)
 	waitOnlyActive(t, r, aID, "the older pod's instance serving again")
-	if kind.annotated {
+	if kind.oldMember {
 		// A group's member is told nothing but its round, as upstream.
 		eventually(t, func() bool { return a.syncCount() > syncsBefore }, "the member synchronized again")
 	} else {
@@ -304,7 +312,7 @@ func testServesAgain(t *testing.T, kind supersededKind, how successorLeaves) {
 	if !slices.Contains(round.pods, "s2") || !kind.delta && !slices.Contains(round.pods, "s1") {
 		t.Errorf("the round serving again lists pods %q: want what changed (s2) or, full, s1 and s2", round.pods)
 	}
-	if !kind.annotated && !round.reactivation {
+	if !kind.oldMember && !round.reactivation {
 		t.Errorf("the round serving again is not marked as a reactivation")
 	}
 

@@ -66,7 +66,7 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 			sw.dropStandby()
 		}
 		if err == nil {
-			g.turnedOff(sw)
+			g.turnedOff(ctx, sw)
 		}
 		return nil, err
 	}
@@ -153,8 +153,11 @@ type switchover struct {
 	idled []*plugin
 	// optedIn are the opted-in instances a plugin that did not opt in takes
 	// over: handover was turned off for a rollout of their workload
-	// (admission.go, turnsOff).
+	// (admission.go, turnsOff); once activated, those it retires.
 	optedIn []*plugin
+	// standing are the active ones among them that stand by in their slot
+	// instead (standbyTerm): if to leaves, they serve again (serveNext).
+	standing []*plugin
 	// dropped is the standby for from, retired by the switch that
 	// replaces from.
 	dropped *plugin
@@ -168,12 +171,19 @@ func (sw *switchover) dropStandby() {
 }
 
 // turnedOff tells the opted-in instances a switch to a plugin that did not
-// opt in took over that they were superseded. They received no event since
-// the switch; p, joined as upstream's plugins join, gets no role notice, so
-// there is no order between their last write and p's first.
-func (g *registry) turnedOff(sw *switchover) {
+// opt in took over that they were superseded, or that they stand by. They
+// received no event since the switch; p, joined as upstream's plugins join,
+// gets no role notice, so there is no order between their last write and
+// p's first.
+func (g *registry) turnedOff(ctx context.Context, sw *switchover) {
 	for _, q := range sw.optedIn {
 		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "its successor does not use handover", sw.to)
+	}
+	for _, q := range sw.standing {
+		if err := g.tellRole(ctx, q, api.PluginRole_PLUGIN_ROLE_STANDBY, sw.to, "superseded by an instance that does not use handover, standing by while its pod runs"); err != nil {
+			q.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
+				fmt.Sprintf("did not take the standby role: %v", err), sw.to)
+		}
 	}
 }
 
@@ -269,9 +279,16 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 		}
 	}
 	sw.legacy = gone
+	var retired []*plugin
 	for _, q := range sw.optedIn {
-		g.move(q, q.slot, stateGone)
+		if g.standsBy(q) {
+			sw.standing = append(sw.standing, q)
+		} else {
+			g.move(q, q.slot, stateGone)
+			retired = append(retired, q)
+		}
 	}
+	sw.optedIn = retired
 	g.logOrder(g.plugins)
 	return retire, nil
 }
