@@ -136,7 +136,7 @@ func (r *Adaptation) newBuiltinPlugin(b *builtin.BuiltinPlugin) (*plugin, error)
 	p := r.newPlugin(kindBuiltin)
 	p.svc = b
 	p.setName(b.Index, b.Base)
-	p.registered = true
+	p.conn = connRegistered
 	if err := r.reg.track(p); err != nil {
 		return nil, err
 	}
