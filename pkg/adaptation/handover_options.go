@@ -8,6 +8,7 @@ import (
 // handoverPolicy is what the runtime chose about handover.
 type handoverPolicy struct {
 	grace            time.Duration // how long a superseded instance stays as a standby
+	resumeBound      time.Duration // tests only: resumeBound's, if set
 	refuseDowngrades bool
 	supersede        SupersedePolicy  // who may supersede whom (supersede.go); nil is SupersedeSameUID
 	resolver         WorkloadResolver // the workload rule's (identity.go); nil turns the rule off

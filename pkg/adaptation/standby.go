@@ -25,6 +25,7 @@ package adaptation
 // instance when its own switch comes.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,9 +71,7 @@ func (g *registry) standsBy(q *plugin) bool {
 	}
 	g.move(q, s, stateStandby)
 	s.resume = g.r.ledger.openCursor()
-	if grace > 0 {
-		g.startGrace(s, q, grace)
-	}
+	g.timeStandby(s, q, grace)
 	return true
 }
 
@@ -89,12 +88,42 @@ func (g *registry) standbysServeAgain(lost *plugin) {
 	}
 }
 
-// startGrace starts the standby's grace period; its resume cursor was
-// opened when it became the standby (swap). g.mu is held.
-func (g *registry) startGrace(s *slot, p *plugin, grace time.Duration) {
+// resumeBound is how long a standby without a grace period (one in a pod,
+// which stands by for as long as its pod runs) keeps its resume cursor: an
+// open cursor keeps every change the ledger records, removals included,
+// which would otherwise grow the ledger for as long as the pod. Past it, a
+// reactivation is told the whole state (reactivationRound).
+const resumeBound = 5 * time.Minute
+
+// timeStandby starts standby p's timer, its resume cursor opened when it
+// became the standby: with a grace period, the one that retires it; else
+// the one that closes its cursor after resumeBound (the policy's, if a
+// test set one). g.mu is held.
+func (g *registry) timeStandby(s *slot, p *plugin, grace time.Duration) {
 	s.graceSeq++
 	seq := s.graceSeq
-	s.graceT = time.AfterFunc(grace, func() { g.graceOver(s, p, seq) })
+	if grace > 0 {
+		s.graceT = time.AfterFunc(grace, func() { g.graceOver(s, p, seq) })
+		return
+	}
+	bound := cmp.Or(g.policy.resumeBound, resumeBound)
+	s.graceT = time.AfterFunc(bound, func() { g.resumeOver(s, p, seq) })
+}
+
+// resumeOver closes the resume cursor of standby p, which stands by with no
+// grace period, once resumeBound passed. seq names the timer, as
+// graceOver's.
+func (g *registry) resumeOver(s *slot, p *plugin, seq uint64) {
+	g.r.atFor(pointGrace, p)
+	defer g.r.atFor(pointGraceDone, p)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s.standby != p || s.graceSeq != seq || s.graceT == nil {
+		return
+	}
+	s.graceT = nil
+	s.resume.close()
+	s.resume = nil
 }
 
 // graceOver retires a standby whose successor survived the grace period. seq
@@ -250,8 +279,7 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 // meanwhile finds that switch's instance active; one queued by a second
 // loss finds p active again (an earlier reactivation ran) or gone: each is
 // dropped. The cursor is read here, not when the reactivation was queued:
-// the one that runs takes it, and one that finds none fails instead of
-// reading nothing.
+// the one that runs takes it.
 func (g *registry) takeResume(p *plugin) (*cursor, error) {
 	g.mu.Lock()
 	s := p.slot
@@ -263,12 +291,9 @@ func (g *registry) takeResume(p *plugin) (*cursor, error) {
 		g.mu.Unlock()
 		return nil, err
 	}
-	resume := s.resume
+	resume := s.resume // nil past resumeBound: the whole state is told
 	s.resume = nil
 	g.mu.Unlock()
-	if resume == nil {
-		return nil, errors.New("its record of the runtime's state was closed")
-	}
 	return resume, nil
 }
 
@@ -304,7 +329,11 @@ func (g *registry) retireStale(p *plugin) {
 // would; what was, in a delta round, if it takes them; else the whole state
 // in one full round from the ledger, if that is exact, or errUnderGate.
 func (g *registry) reactivationRound(p *plugin, resume *cursor) (func(context.Context, *api.Takeover) ([]*api.ContainerUpdate, error), error) {
-	d, ok := resume.since()
+	var d *delta
+	ok := false
+	if resume != nil {
+		d, ok = resume.since()
+	}
 	switch {
 	case ok && d.empty():
 		return nil, nil

@@ -396,3 +396,68 @@ func (f *fakePlugin) lastRound() syncSeen {
 	}
 	return seen
 }
+
+// A standby in a pod stands by for as long as its pod runs, but keeps its
+// resume cursor only for resumeBound: an open cursor keeps every change the
+// ledger records, removals included, so the ledger would grow for as long
+// as the pod. Past it the cursor is closed (the ledger keeps none open),
+// and a reactivation tells the standby the whole state in one full round.
+func TestStandbyInPodPastResumeBoundGetsAFullRound(t *testing.T) {
+	timed := make(chan struct{}, 4)
+	hook := func(point string) {
+		if point == pointGraceDone {
+			timed <- struct{}{}
+		}
+	}
+	rt := newFakeRuntime()
+	rt.pods = []*api.PodSandbox{{Id: "s1"}}
+	where := &podOfNext{}
+	r, sock := startRuntime(t, rt, WithWorkloadResolver(where), WithScheduleHook(hook))
+	defer r.Stop()
+	r.reg.mu.Lock()
+	r.reg.policy.resumeBound = time.Millisecond
+	r.reg.mu.Unlock()
+
+	aRoles := make(chan api.PluginRole, 8)
+	a := handoverPlugin("10", "p", "a", 1, nil)
+	a.roleChange = func(_ context.Context, req *api.RoleChangeRequest) error {
+		aRoles <- req.GetRole()
+		return nil
+	}
+	where.set("p-h1", 1, false)
+	a.connect(t, sock)
+	defer a.close()
+	waitOnlyActive(t, r, "a", "a active")
+	b := handoverPlugin("10", "p", "b", 2, nil)
+	where.set("p-h2", 2, false)
+	b.connect(t, sock)
+	defer b.close()
+	waitSwitched(t, r, "b")
+	receive(t, timed, "the standby's timer")
+	r.ledger.mu.Lock()
+	open := r.ledger.open
+	r.ledger.mu.Unlock()
+	if open != 0 {
+		t.Fatalf("%d ledger cursors open past the standby's resume bound, want none", open)
+	}
+
+	s2 := &api.PodSandbox{Id: "s2"}
+	rt.mu.Lock()
+	rt.pods = append(rt.pods, s2)
+	rt.mu.Unlock()
+	if err := r.RunPodSandbox(context.Background(), &RunPodSandboxRequest{Pod: s2}); err != nil {
+		t.Fatal(err)
+	}
+	b.close()
+	waitOnlyActive(t, r, "a", "a serving again")
+	for _, want := range []api.PluginRole{api.PluginRole_PLUGIN_ROLE_ACTIVE, api.PluginRole_PLUGIN_ROLE_STANDBY, api.PluginRole_PLUGIN_ROLE_ACTIVE} {
+		if got := receive(t, aRoles, "a's role"); got != want {
+			t.Fatalf("a told %v, want %v", got, want)
+		}
+	}
+	round := a.lastRound()
+	if round.delta || !round.reactivation || !slices.Contains(round.pods, "s1") || !slices.Contains(round.pods, "s2") {
+		t.Fatalf("a's reactivation round: delta %v, reactivation %v, pods %q; want a full reactivation round with s1 and s2",
+			round.delta, round.reactivation, round.pods)
+	}
+}

@@ -258,9 +258,7 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 	}
 	if old := sw.from; old != nil && old.state == stateStandby && s.standby == old {
 		if keep, grace := g.standbyTerm(old); keep && !old.isClosed() {
-			if grace > 0 {
-				g.startGrace(s, old, grace)
-			}
+			g.timeStandby(s, old, grace)
 		} else {
 			g.move(old, s, stateGone)
 			retire = old
