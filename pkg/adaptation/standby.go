@@ -8,7 +8,8 @@ package adaptation
 //   - in a pod the runtime placed it in, as long as its connection: the
 //     pod's deletion ends its process, and until then it is the plugin the
 //     node has if a rollout's new pod goes (deleted before or after its
-//     plugin took over: issue 39 finding 8). No timer.
+//     plugin took over: issue 39 finding 8). No timer ends it; one closes
+//     its resume cursor after resumeBound.
 //   - elsewhere, for the grace period (WithStandbyGrace), if it takes
 //     delta rounds; with none (the default) it is disconnected once its
 //     successor is active.
