@@ -17,8 +17,8 @@ package adaptation
 // Its reactivation holds the dispatch from the moment the loss is noticed
 // (registry.serveNext), tells it what changed since it stood by (its resume
 // cursor) and switches to it (switch.go): no event passes while nobody
-// serves. What it is told depends on what it takes: nothing if nothing
-// changed; a delta round if it takes delta rounds; else one full round, a
+// serves. What it is told depends on what it takes: a delta round if it
+// takes delta rounds; else nothing if nothing changed, or one full round, a
 // reactivation's, from the ledger if the ledger is exact (usable) or, if it
 // is not, under the sync gate from SyncFn, as upstream's join (events pass
 // it meanwhile: a hold may not wait for the gate). A candidate joining
@@ -325,10 +325,12 @@ func (g *registry) retireStale(p *plugin) {
 }
 
 // reactivationRound chooses, in the reactivation's hold, what the standby
-// is told before it is active again (nil: nothing): nothing if nothing was
-// relayed since it stood by, so it knows what an instance active all along
-// would; what was, in a delta round, if it takes them; else the whole state
-// in one full round from the ledger, if that is exact, or errUnderGate.
+// is told before it is active again (nil: nothing): what was relayed since
+// it stood by, in a delta round marked as the reactivation's (empty, it
+// still tells the plugin it serves again), if it takes them; else nothing if
+// nothing was, so it knows what an instance active all along would; else
+// the whole state in one full round from the ledger, if that is exact, or
+// errUnderGate.
 func (g *registry) reactivationRound(p *plugin, resume *cursor) (func(context.Context, *api.Takeover) ([]*api.ContainerUpdate, error), error) {
 	var d *delta
 	ok := false
@@ -336,12 +338,12 @@ func (g *registry) reactivationRound(p *plugin, resume *cursor) (func(context.Co
 		d, ok = resume.since()
 	}
 	switch {
-	case ok && d.empty():
-		return nil, nil
 	case ok && p.deltaSync():
 		return func(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
 			return p.synchronizeDelta(ctx, d, takeover)
 		}, nil
+	case ok && d.empty():
+		return nil, nil
 	case !g.r.ledger.usable():
 		return nil, errUnderGate
 	}
