@@ -19,9 +19,9 @@ package adaptation
 //     instance with delta rounds) or, for one without, its one full round
 //     from the ledger: no event passes meanwhile, so it knows them all;
 //  3. the old active instance hears STANDBY, then the new one ACTIVE;
-//  4. the old instance stays the standby for the grace period or goes; the
-//     plugins written for upstream the new one takes over stop receiving
-//     events; release.
+//  4. the old instance stays the standby (in a pod while it runs, elsewhere
+//     for the grace period: standbyTerm) or goes; the plugins written for
+//     upstream the new one takes over stop receiving events; release.
 //
 // Every step is a round trip bounded by the request timeout, none under the
 // adaptation's lock. If the new instance fails step 2 or 3 it is
@@ -180,7 +180,7 @@ func (g *registry) turnedOff(ctx context.Context, sw *switchover) {
 		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "its successor does not use handover", sw.to)
 	}
 	for _, q := range sw.standing {
-		if err := g.tellRole(ctx, q, api.PluginRole_PLUGIN_ROLE_STANDBY, sw.to, "superseded by an instance that does not use handover, standing by while its pod runs"); err != nil {
+		if err := g.tellRole(ctx, q, api.PluginRole_PLUGIN_ROLE_STANDBY, sw.to, "superseded by an instance that does not use handover, standing by"); err != nil {
 			q.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
 				fmt.Sprintf("did not take the standby role: %v", err), sw.to)
 		}
