@@ -7,8 +7,10 @@ package api
 const (
 	// FeatureHandover covers versioned registration, ShutdownRequest reasons,
 	// RoleChange and Takeover. A plugin that offers it asks to be handed over
-	// to (and from) other instances of its name; it still gets exactly one
-	// full Synchronize per connection unless it also offers FeatureDeltaSync.
+	// to (and from) other instances of its name; it gets one full
+	// Synchronize per connection unless it also offers FeatureDeltaSync, and
+	// one more if, superseded and standing by, it is made active again (the
+	// round's Takeover.reactivation is set).
 	FeatureHandover = "handover/v1"
 	// FeatureDeltaSync lets the runtime send more than one synchronization
 	// round on a connection: delta rounds (only what changed since the

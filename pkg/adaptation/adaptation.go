@@ -25,7 +25,7 @@
 // follow from registry.move alone; a registration runs screen, then join
 // (from the ledger or under the gate: joinsFromLedger), then the switch
 // (swap, activated); a lost instance's slot is served again by
-// registry.remove (a standby reactivated, an urgent hold for a candidate,
+// registry.serveNext (a standby reactivated, an urgent hold for a candidate,
 // a workload group's next member); what the runtime's state is, between
 // SyncFn calls, is the ledger's (ledger.seed, ledger.note, ledger.usable).
 //

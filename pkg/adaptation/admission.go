@@ -270,11 +270,11 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 	if displaced != nil {
 		g.move(displaced, s, stateGone)
 	}
-	if g.policy.grace > 0 && !p.deltaSync() {
+	if g.policy.grace > 0 && !p.deltaSync() && !p.inPod() {
 		// Says what its author implements: the feature and, for this
 		// module's stub, the interface that asks for it.
 		g.r.log.Warnf(g.r.ctx, "plugin %s does not support delta rounds (api.FeatureDeltaSync; with nri-handover's stub: implement stub.SynchronizeRoundInterface): "+
-			"it will have no standby while its successor joins or after it is superseded", p.describe())
+			"outside a pod it will have no standby while its successor joins or after it is superseded", p.describe())
 		g.recordHandover(p, "standby-unavailable", time.Now(), 0)
 	}
 	return displaced, nil

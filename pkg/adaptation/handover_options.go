@@ -8,6 +8,7 @@ import (
 // handoverPolicy is what the runtime chose about handover.
 type handoverPolicy struct {
 	grace            time.Duration // how long a superseded instance stays as a standby
+	resumeBound      time.Duration // tests only: resumeBound's, if set
 	refuseDowngrades bool
 	supersede        SupersedePolicy  // who may supersede whom (supersede.go); nil is SupersedeSameUID
 	resolver         WorkloadResolver // the workload rule's (identity.go); nil turns the rule off
@@ -24,11 +25,13 @@ func WithPluginHandover(enabled bool) Option {
 	}
 }
 
-// WithStandbyGrace keeps a superseded instance connected, without events, for
-// d after the switch, if it supports several synchronization rounds
-// (api.FeatureDeltaSync). If its successor disconnects within d, the standby
-// is re-synchronized and becomes active again. Zero (the default) disconnects
-// the superseded instance right after the switch.
+// WithStandbyGrace keeps a superseded instance that runs outside any pod
+// connected, without events, for d after the switch, if it supports several
+// synchronization rounds (api.FeatureDeltaSync). If its successor
+// disconnects within d, the standby is re-synchronized and becomes active
+// again. Zero (the default) disconnects such an instance right after the
+// switch. An instance the runtime placed in a pod stands by, whatever d, for
+// as long as its connection lives (its pod's deletion ends it): standby.go.
 func WithStandbyGrace(d time.Duration) Option {
 	return func(r *Adaptation) error {
 		if d < 0 {

@@ -153,7 +153,7 @@ func TestStandbyUpdateWhileReactivating(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.switchNow(t, a)
-	a.registered = true
+	a.conn = connRegistered
 	s := a.slot
 	s.active, s.standby = nil, a // the successor was lost; a waits for its re-sync
 	err := g.mayUpdate(a)

@@ -110,8 +110,15 @@ type joinPhase int
 const (
 	joinUnconfigured joinPhase = iota // registered, not configured yet
 	joinConfigured                    // configured, no join running
-	joinRunning                       // its join (join) runs
+	joinRunning                       // its join (join) runs, under the gate so far
+	joinFromLedger                    // its join runs, from the ledger while its predecessor serves (joinsFromLedger)
+	joinSwitched                      // its join runs, its switch completed (activated)
 )
+
+// switching tells whether a join runs and its switch has not completed: a
+// predecessor standing by for p is reactivated because p failed to join,
+// not because it left.
+func (j joinPhase) switching() bool { return j == joinRunning || j == joinFromLedger }
 
 // admit brings an external plugin, registered (and so placed: screen) and
 // configured, into event delivery: its join, the same for every kind of
@@ -160,8 +167,10 @@ func (g *registry) join(ctx context.Context, p *plugin) error {
 			updates []*api.ContainerUpdate
 			err     error
 		)
-		if g.joinsFromLedger(ctx, p) {
-			updates, err = g.joinFromLedger(ctx, p, takeover)
+		var held time.Duration // how long its switch from the ledger held events
+		fromLedger := g.joinsFromLedger(ctx, p)
+		if fromLedger {
+			updates, held, err = g.joinFromLedger(ctx, p, takeover)
 		} else {
 			updates, err = g.joinUnderGate(ctx, p, takeover)
 		}
@@ -180,8 +189,8 @@ func (g *registry) join(ctx context.Context, p *plugin) error {
 			// release; under the gate, runtime operations waited for the whole
 			// join (the queued writer keeps new ones out).
 			wait := time.Since(start)
-			if p.fromLedger {
-				wait = p.switchHold
+			if fromLedger {
+				wait = held
 			}
 			g.recordHandover(p, "completed", start, wait)
 		}
@@ -197,8 +206,9 @@ func (g *registry) joinEnded(p *plugin, err error) (again bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	again = errors.Is(err, errIdled) && p.state == stateCandidate && !g.closed
-	if !again {
-		p.join = joinConfigured
+	p.join = joinConfigured
+	if again {
+		p.join = joinRunning
 	}
 	return again
 }
@@ -225,8 +235,11 @@ func (g *registry) joinsFromLedger(ctx context.Context, p *plugin) bool {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	p.fromLedger = takesOver()
-	return p.fromLedger
+	if !takesOver() {
+		return false
+	}
+	p.join = joinFromLedger
+	return true
 }
 
 // joinUnderGate is upstream's join: p is synchronized from inside the
@@ -305,13 +318,13 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 // joinFromLedger synchronizes p from the ledger while its predecessor keeps
 // serving, if p takes delta rounds (a plugin without them gets its one round
 // in the switch's hold), and then switches to it.
-func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, time.Duration, error) {
 	if !p.deltaSync() {
 		return g.switchTo(ctx, p, nil, takeover)
 	}
 	pods, ctrs, cur, ok := g.r.ledger.snapshot()
 	if !ok {
-		return nil, errors.New("the runtime's state is not recorded")
+		return nil, 0, errors.New("the runtime's state is not recorded")
 	}
 	defer cur.close()
 	updates, err := p.synchronize(ctx, pods, ctrs, takeover)
@@ -325,10 +338,10 @@ func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	more, err := g.switchTo(ctx, p, cur, takeover)
-	return append(updates, more...), err
+	more, held, err := g.switchTo(ctx, p, cur, takeover)
+	return append(updates, more...), held, err
 }
 
 // catchUp sends p what the ledger recorded since cur, if anything, and

@@ -118,7 +118,7 @@ func (r *Adaptation) syncStarted(started []*plugin) error {
 		}
 	}
 	for _, p := range synced {
-		if _, err := r.reg.switchTo(r.ctx, p, nil, nil); err != nil {
+		if _, _, err := r.reg.switchTo(r.ctx, p, nil, nil); err != nil {
 			r.log.Warnf(r.ctx, "failed to admit pre-installed NRI plugin %s: %v", p.name(), err)
 			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil)
 		}
@@ -136,7 +136,7 @@ func (r *Adaptation) newBuiltinPlugin(b *builtin.BuiltinPlugin) (*plugin, error)
 	p := r.newPlugin(kindBuiltin)
 	p.svc = b
 	p.setName(b.Index, b.Base)
-	p.registered = true
+	p.conn = connRegistered
 	if err := r.reg.track(p); err != nil {
 		return nil, err
 	}

@@ -456,6 +456,9 @@ func TestLedgerShowsWhatTheRuntimeApplied(t *testing.T) {
 	}
 	m.toldWhatSyncFnShows(t, b, "b")
 
+	// b is active from its swap on, inside its switch's hold; a comparison
+	// is taken only once no hold is queued.
+	eventually(t, r.hold.idle, "b's switch released")
 	r.checkLedger(context.Background())
 	counts := cmp.all()
 	if len(counts) < 2 || slices.ContainsFunc(counts, func(n int) bool { return n != 0 }) {

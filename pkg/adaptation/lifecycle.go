@@ -3,12 +3,12 @@ package adaptation
 // The lifecycle of a plugin instance in its slot, and the one function that
 // moves an instance between states.
 //
-//	             place               switch                superseded, grace > 0
-//	(connected) ------> candidate ----------> active ------------------------> standby
-//	                        |                   |  ^                              |
-//	                        |                   |  +---- reactivated (its --------+
-//	                        |                   |        successor was lost)      |
-//	                        +------+------------+--------------+------------------+
+//	             place               switch      superseded (in a pod, or
+//	(connected) ------> candidate ----------> active --------------------------> standby
+//	                        |                   |  ^   grace > 0, standby.go)      |
+//	                        |                   |  +---- reactivated (its ---------+
+//	                        |                   |        successor was lost)       |
+//	                        +------+------------+--------------+-------------------+
 //	                               | refused, displaced, failed, superseded,
 //	                               v disconnected, grace over
 //	                              gone
@@ -129,44 +129,6 @@ func (g *registry) move(p *plugin, s *slot, to instanceState) {
 func (p *plugin) setRole(role api.PluginRole) {
 	if p.handsOver() {
 		p.role = role
-	}
-}
-
-// remove takes a plugin out of its slot and out of event delivery. It is
-// called when a plugin is dropped or its connection closes, possibly during
-// dispatch, so it only takes the registry's own lock. If p was the active
-// instance and its slot has a standby, the dispatch is held at once and the
-// standby reactivated (standby.go); if it has a candidate joining from the
-// ledger, the dispatch is held for it, so that no event passes while nobody
-// serves (join.go).
-func (g *registry) remove(p *plugin) {
-	g.mu.Lock()
-	s := p.slot
-	if s == nil || p.state == stateGone || p.state == stateConnected {
-		g.mu.Unlock()
-		return
-	}
-	wasActive := p.state == stateActive
-	g.move(p, s, stateGone)
-	if s.group != "" {
-		g.groupLost(s)
-	}
-	if wasActive && !g.closed {
-		switch {
-		case s.standby != nil:
-			standby := s.standby
-			s.stopGrace()
-			g.startReactivation(standby, p)
-		case s.candidate != nil && s.candidate.fromLedger && s.switching != nil:
-			g.r.hold.urge(s.switching) // its switch is queued: it goes first
-		case s.candidate != nil && s.candidate.fromLedger && s.reserved == nil:
-			s.reserved = g.r.hold.enqueueUrgent()
-		}
-	}
-	g.mu.Unlock()
-
-	if wasActive {
-		g.r.log.Infof(g.r.ctx, "plugin %s removed", p.qualifiedName())
 	}
 }
 

@@ -75,6 +75,9 @@ type plugin struct {
 	rpcs   *ttrpc.Server
 	rpcl   net.Listener
 	served chan struct{} // closed when the runtime service stops serving
+	// serveOnce starts serving the runtime service (start), or, if the
+	// plugin is torn down first, closes served: teardown waits for it.
+	serveOnce sync.Once
 	// cred is who connected, read once when the connection was accepted
 	// (supersede.go); unknownPeer for builtin plugins.
 	cred PeerCredentials
@@ -95,12 +98,10 @@ type plugin struct {
 	lostC chan struct{} // closed when the connection is gone
 	doneC chan struct{} // closed when the plugin is fully torn down
 
-	mu           sync.Mutex
-	registered   bool
-	serveStarted bool
-	closing      bool
-	legacy       map[api.Event]bool // events relayed through StateChange
-	warned       map[api.Event]bool
+	mu     sync.Mutex
+	conn   connPhase
+	legacy map[api.Event]bool // events relayed through StateChange
+	warned map[api.Event]bool
 
 	// Membership, guarded by the registry's lock and written by
 	// registry.move alone (lifecycle.go): the slot the plugin was placed in
@@ -108,25 +109,25 @@ type plugin struct {
 	slot  *slot
 	state instanceState
 	role  api.PluginRole
-	// fromLedger is set for a takeover synchronized from the ledger while
-	// its predecessor serves (join.go).
-	fromLedger bool
-	// join is where its join is (join.go): one value for every kind of
-	// plugin, though only a workload group's member (workloadgroup.go) is
-	// configured long before it joins, if ever.
+	// join is where its join is (join.go): configured or not, running
+	// under the gate or from the ledger, switched. One value for every kind
+	// of plugin, though only a workload group's member (workloadgroup.go)
+	// is configured long before it joins, if ever.
 	join joinPhase
-	// switched is set once its switch completed (registry.activated):
-	// until then a predecessor standing by for it is reactivated if it is
-	// lost because it failed to join, not because it left.
-	switched bool
-	// switchHold is how long its switch held events, from the hold's
-	// queueing to its release (HandoverMetrics' eventWait); set and read by
-	// the joining goroutine.
-	switchHold time.Duration
 
 	lostOnce     sync.Once
 	teardownOnce sync.Once
 }
+
+// connPhase is where a plugin's connection is, guarded by p.mu: one value,
+// so that a plugin being disconnected is never taken for a registered one.
+type connPhase int
+
+const (
+	connOpen       connPhase = iota // connected (a builtin: created), not registered
+	connRegistered                  // its registration was accepted (a builtin or launched one: by Start)
+	connClosing                     // being or been disconnected (beginClose)
+)
 
 func (r *Adaptation) newPlugin(kind pluginKind) *plugin {
 	return &plugin{
@@ -192,24 +193,24 @@ func (p *plugin) isValidator() bool {
 func (p *plugin) isRegistered() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.registered
+	return p.conn == connRegistered
 }
 
 // isClosed reports whether the plugin is being or has been disconnected.
 func (p *plugin) isClosed() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.closing
+	return p.conn == connClosing
 }
 
 // beginClose marks the plugin closing; only the first caller gets true.
 func (p *plugin) beginClose() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closing {
+	if p.conn == connClosing {
 		return false
 	}
-	p.closing = true
+	p.conn = connClosing
 	return true
 }
 
@@ -272,13 +273,12 @@ func (p *plugin) connect(conn net.Conn) (retErr error) {
 // configures it. On failure the plugin has been disconnected, with a reason.
 func (p *plugin) start(ctx context.Context) error {
 	if p.kind != kindBuiltin {
-		p.mu.Lock()
-		p.serveStarted = true
-		p.mu.Unlock()
-		go func() {
-			defer close(p.served)
-			_ = p.rpcs.Serve(context.Background(), p.rpcl)
-		}()
+		p.serveOnce.Do(func() {
+			go func() {
+				defer close(p.served)
+				_ = p.rpcs.Serve(context.Background(), p.rpcl)
+			}()
+		})
 		p.mux.Unblock()
 
 		timeout := getRegistrationTimeout()
@@ -468,21 +468,13 @@ func (p *plugin) teardown() {
 			p.rpcs.Close()
 			p.rpcl.Close()
 			p.mux.Close()
-			if p.serving() {
-				<-p.served
-			}
+			p.serveOnce.Do(func() { close(p.served) }) // never served
+			<-p.served
 		}
 		p.stopProcess()
 		p.r.reg.untrack(p)
 		close(p.doneC)
 	})
-}
-
-// serving tells whether start launched the runtime service goroutine.
-func (p *plugin) serving() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.serveStarted
 }
 
 // stopProcess waits a grace period for a launched plugin to exit after its

@@ -157,12 +157,12 @@ func (g *registry) active() []*plugin {
 // one of its name.
 func (g *registry) mayUpdate(p *plugin) error {
 	p.mu.Lock()
-	closing, registered := p.closing, p.registered
+	conn := p.conn
 	p.mu.Unlock()
 	switch {
-	case closing:
+	case conn == connClosing:
 		return fmt.Errorf("plugin %s is disconnecting", p.name())
-	case !registered && p.kind != kindBuiltin:
+	case conn != connRegistered && p.kind != kindBuiltin:
 		return errors.New("plugin is not registered")
 	}
 	g.mu.Lock()

@@ -109,10 +109,10 @@ func TestChartUpgradeIsOneWorkload(t *testing.T) {
 	t.Run("annotated", func(t *testing.T) {
 		g := workloadRegistry()
 		a := v13(g, g.legacyOf("90", "resource-policy", 0))
-		a.registered = true
+		a.conn = connRegistered
 		g.activeMember(t, a)
 		b := v14(g, g.legacyOf("90", "resource-policy", 0))
-		b.registered = true
+		b.conn = connRegistered
 		place(t, g, b)
 		if b.slot != a.slot {
 			t.Fatal("the chart upgrade's instance is in a workload group of its own")
@@ -145,10 +145,10 @@ func TestChartUpgradeIsOneWorkload(t *testing.T) {
 
 			w := workloadRegistry()
 			b := v13(w, w.legacyOf("90", "resource-policy", 0))
-			b.registered = true
+			b.conn = connRegistered
 			w.activeMember(t, b)
 			m := chartPlaced(t, w.legacyOf("90", "resource-policy", 0), other.chart, other.ds, other.ds+"-4n8sd", "v0.14.0", 9, true)
-			m.registered = true
+			m.conn = connRegistered
 			w.activeMember(t, m)
 			if m.slot == b.slot || len(w.plugins) != 2 {
 				t.Fatalf("a pod of DaemonSet %s joined the workload group of %s", other.ds, ds)

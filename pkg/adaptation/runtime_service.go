@@ -54,9 +54,9 @@ func (p *plugin) register(req *api.RegisterPluginRequest) error {
 	defer p.mu.Unlock()
 
 	switch {
-	case p.closing:
+	case p.conn == connClosing:
 		return errors.New("plugin connection is closing")
-	case p.registered:
+	case p.conn == connRegistered:
 		return fmt.Errorf("plugin %s is already registered", p.name())
 	}
 
@@ -77,7 +77,7 @@ func (p *plugin) register(req *api.RegisterPluginRequest) error {
 		p.setName(req.GetPluginIdx(), req.GetPluginName())
 	}
 
-	p.registered = true
+	p.conn = connRegistered
 	p.nriVersion = req.GetNRIVersion()
 	p.version = req.GetPluginVersion()
 	p.instance = req.GetInstanceId()

@@ -1,15 +1,32 @@
 package adaptation
 
-// The standby: with a grace period (WithStandbyGrace), a superseded instance
-// that takes delta rounds stays connected, receiving no events, until the
-// grace period is over; if its successor is lost meanwhile it is reactivated
-// at once. Its reactivation holds the dispatch from the moment the loss is
-// noticed (registry.remove), tells it what changed since it stood by (its
-// resume cursor), and switches to it (switch.go): no event passes while
-// nobody serves. A candidate joining meanwhile plays no part in it: it takes
-// over from the reactivated instance when its own switch comes.
+// The standby: a superseded opted-in instance that stays connected,
+// receiving no events, while its reason lasts, and is reactivated at once
+// if its successor is lost (it leaves, crashes or fails to join) with no
+// successor of its own. Its reason lasts:
+//
+//   - in a pod the runtime placed it in, as long as its connection: the
+//     pod's deletion ends its process, and until then it is the plugin the
+//     node has if a rollout's new pod goes (deleted before or after its
+//     plugin took over: issue 39 finding 8). No timer ends it; one closes
+//     its resume cursor after resumeBound.
+//   - elsewhere, for the grace period (WithStandbyGrace), if it takes
+//     delta rounds; with none (the default) it is disconnected once its
+//     successor is active.
+//
+// Its reactivation holds the dispatch from the moment the loss is noticed
+// (registry.serveNext), tells it what changed since it stood by (its resume
+// cursor) and switches to it (switch.go): no event passes while nobody
+// serves. What it is told depends on what it takes: a delta round if it
+// takes delta rounds; else nothing if nothing changed, or one full round, a
+// reactivation's, from the ledger if the ledger is exact (usable) or, if it
+// is not, under the sync gate from SyncFn, as upstream's join (events pass
+// it meanwhile: a hold may not wait for the gate). A candidate joining
+// meanwhile plays no part in it: it takes over from the reactivated
+// instance when its own switch comes.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,18 +36,95 @@ import (
 	"github.com/nri-handover/nri/api"
 )
 
-// keepsStandby tells whether a superseded instance stays as the standby for
-// the grace period once its successor is active.
-func (g *registry) keepsStandby(old *plugin) bool {
-	return g.policy.grace > 0 && old.deltaSync()
+// standbyTerm tells whether superseded old stays as the standby once its
+// successor is active, and for how long: grace 0 is for as long as its
+// connection lives (it runs in a pod), else the grace period. g.mu is held.
+func (g *registry) standbyTerm(old *plugin) (keep bool, grace time.Duration) {
+	switch {
+	case !old.handsOver():
+		return false, 0
+	case old.inPod():
+		return true, 0
+	case g.policy.grace > 0 && old.deltaSync():
+		return true, g.policy.grace
+	}
+	return false, 0
 }
 
-// startGrace starts the standby's grace period; its resume cursor was
-// opened when it became the standby (swap). g.mu is held.
-func (g *registry) startGrace(s *slot, p *plugin) {
+// inPod tells whether the runtime placed p's process in a pod. g.mu is held.
+func (p *plugin) inPod() bool {
+	return p.ident != nil && p.ident.place == PeerInPod
+}
+
+// standsBy makes q, an active opted-in instance that a plugin that did not
+// opt in takes over (admission.go, turnsOff), the standby of its slot if
+// standbyTerm keeps it, and tells whether it did: a rollback to a build
+// without handover whose pod goes leaves the node its plugin. The standby
+// before it, which stood by for q, is retired with the rest. g.mu is held.
+func (g *registry) standsBy(q *plugin) bool {
+	s := q.slot
+	keep, grace := g.standbyTerm(q)
+	if !keep || q.state != stateActive || s.active != q || q.isClosed() {
+		return false
+	}
+	if prev := s.standby; prev != nil {
+		g.move(prev, s, stateGone)
+	}
+	g.move(q, s, stateStandby)
+	s.resume = g.r.ledger.openCursor()
+	g.timeStandby(s, q, grace)
+	return true
+}
+
+// standbysServeAgain runs when lost, a plugin that did not opt in, was
+// active and nobody of its slot serves next: the opted-in instances it took
+// over that stand by in a slot nobody else serves or joins are reactivated.
+// g.mu is held.
+func (g *registry) standbysServeAgain(lost *plugin) {
+	for _, s := range g.named[lost.base] {
+		if q := s.standby; q != nil && q.idx == lost.idx && s.active == nil && s.candidate == nil {
+			s.stopGrace()
+			g.startReactivation(q, lost, lostWhy(lost))
+		}
+	}
+}
+
+// resumeBound is how long a standby without a grace period (one in a pod,
+// which stands by for as long as its pod runs) keeps its resume cursor: an
+// open cursor keeps every change the ledger records, removals included,
+// which would otherwise grow the ledger for as long as the pod. Past it, a
+// reactivation is told the whole state (reactivationRound).
+const resumeBound = 5 * time.Minute
+
+// timeStandby starts standby p's timer, its resume cursor opened when it
+// became the standby: with a grace period, the one that retires it; else
+// the one that closes its cursor after resumeBound (the policy's, if a
+// test set one). g.mu is held.
+func (g *registry) timeStandby(s *slot, p *plugin, grace time.Duration) {
 	s.graceSeq++
 	seq := s.graceSeq
-	s.graceT = time.AfterFunc(g.policy.grace, func() { g.graceOver(s, p, seq) })
+	if grace > 0 {
+		s.graceT = time.AfterFunc(grace, func() { g.graceOver(s, p, seq) })
+		return
+	}
+	bound := cmp.Or(g.policy.resumeBound, resumeBound)
+	s.graceT = time.AfterFunc(bound, func() { g.resumeOver(s, p, seq) })
+}
+
+// resumeOver closes the resume cursor of standby p, which stands by with no
+// grace period, once resumeBound passed. seq names the timer, as
+// graceOver's.
+func (g *registry) resumeOver(s *slot, p *plugin, seq uint64) {
+	g.r.atFor(pointGrace, p)
+	defer g.r.atFor(pointGraceDone, p)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s.standby != p || s.graceSeq != seq || s.graceT == nil {
+		return
+	}
+	s.graceT = nil
+	s.resume.close()
+	s.resume = nil
 }
 
 // graceOver retires a standby whose successor survived the grace period. seq
@@ -67,15 +161,16 @@ func (s *slot) stopGrace() {
 }
 
 // startReactivation holds the dispatch for standby, whose successor lost
-// was just removed, and reactivates it in the background. g.mu is held.
-func (g *registry) startReactivation(standby, lost *plugin) {
+// was just removed (why: lostWhy), and reactivates it in the background.
+// g.mu is held.
+func (g *registry) startReactivation(standby, lost *plugin, why string) {
 	t := g.r.hold.enqueueUrgent()
 	g.r.trace(nil, pointReactivating, standby)
 	g.r.wg.Add(1)
 	go func() {
 		defer g.r.wg.Done()
 		defer g.r.trace(nil, pointReactivated, standby)
-		g.reactivate(standby, lost, t)
+		g.reactivate(standby, lost, why, t)
 	}()
 }
 
@@ -83,18 +178,33 @@ func (g *registry) startReactivation(standby, lost *plugin) {
 // slot, was gone by the time it ran.
 var errReactivationStale = errors.New("its slot is served again")
 
+// errUnderGate sends a reactivation to the sync gate: the standby takes no
+// delta rounds, the runtime's state changed while it stood by, and the
+// ledger is not known to be exact, so its full round comes from SyncFn.
+var errUnderGate = errors.New("the runtime's state recorded is not known to be exact")
+
 // reactivate makes a standby active again after its successor went away.
-func (g *registry) reactivate(p, lost *plugin, t *holdTicket) {
+func (g *registry) reactivate(p, lost *plugin, why string, t *holdTicket) {
 	r := g.r
 	ctx := r.ctx
 	start := time.Now()
 	g.mu.Lock()
-	why := lostWhy(lost)
+	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
+		PredecessorGeneration: lost.generation, PredecessorPod: lost.podIdentity(), Reactivation: true}
 	g.mu.Unlock()
-	updates, err := g.reactivateHeld(p, lost, t, why)
+	updates, err := g.reactivateHeld(p, lost, t, takeover, why)
+	if errors.Is(err, errUnderGate) {
+		r.log.Infof(ctx, "plugin %s is synchronized again under the sync gate: %v", p.describe(), err)
+		updates, err = g.joinUnderGate(ctx, p, takeover)
+	}
+	var nj *notJoined
 	switch {
 	case errors.Is(err, errReactivationStale):
 		r.log.Infof(ctx, "reactivation of plugin %s after %s %s dropped: %v", p.describe(), lost.describe(), why, err)
+		g.retireStale(p)
+		return
+	case errors.As(err, &nj): // disconnected where it failed
+		g.recordHandover(p, "failed", start, time.Since(start))
 		return
 	case err != nil:
 		if ctx.Err() == nil {
@@ -110,21 +220,21 @@ func (g *registry) reactivate(p, lost *plugin, t *holdTicket) {
 }
 
 // lostWhy says why a standby's successor is gone, for the log and the
-// standby's notice: it "left" once its switch completed, or "failed to
-// join" in it (the standby may not even have heard it stands by). g.mu is
-// held.
+// standby's notice, when it goes: it "failed to join" in its switch (the
+// standby may not even have heard it stands by), or "left" once its switch
+// completed. g.mu is held.
 func lostWhy(lost *plugin) string {
-	if lost.switched {
-		return "left"
+	if lost.join.switching() {
+		return "failed to join"
 	}
-	return "failed to join"
+	return "left"
 }
 
 // reactivateHeld reactivates p in the hold t and returns the updates its
 // round asked for, to apply once the hold is released. Whatever p or the
 // ledger hold, it fails rather than panics: it runs on a goroutine of its
 // own, inside the runtime.
-func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, why string) (updates []*api.ContainerUpdate, err error) {
+func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.Takeover, why string) (updates []*api.ContainerUpdate, err error) {
 	r := g.r
 	ctx := r.ctx
 	defer r.release(t)
@@ -139,14 +249,9 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, why string) (u
 		return nil, err
 	}
 	defer resume.close()
-	g.mu.Lock()
-	lostPod := lost.podIdentity()
-	g.mu.Unlock()
-	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
-		PredecessorGeneration: lost.generation, PredecessorPod: lostPod, Reactivation: true}
-	d, ok := resume.since()
-	if !ok {
-		return nil, errDisplaced
+	round, err := g.reactivationRound(p, resume)
+	if err != nil {
+		return nil, err
 	}
 	// Active from here, as a switch's successor is (switch.go): a candidate
 	// registering meanwhile takes over from it.
@@ -155,7 +260,12 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, why string) (u
 		return nil, err
 	}
 	r.hold.switchesTo(t, p)
-	updates, err = g.reactivationRounds(ctx, p, lost, d, takeover, why)
+	if round != nil {
+		updates, err = round(ctx, takeover)
+	}
+	if err == nil {
+		err = g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
+	}
 	if err != nil {
 		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
 		return nil, err
@@ -165,14 +275,12 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, why string) (u
 }
 
 // takeResume checks, in the reactivation's hold, that its reason still
-// holds (p stands by and nobody serves its slot) and takes p's resume
-// cursor. A reactivation queued behind a switch that completed meanwhile
-// finds that switch's instance active: it is dropped, and p, standing by
-// for an instance that is gone, is retired. One queued by a second loss
-// finds p active again (an earlier reactivation ran) or gone: it is
+// holds (p stands by and nobody serves its slot: standbyPending) and takes
+// p's resume cursor. A reactivation queued behind a switch that completed
+// meanwhile finds that switch's instance active; one queued by a second
+// loss finds p active again (an earlier reactivation ran) or gone: each is
 // dropped. The cursor is read here, not when the reactivation was queued:
-// the one that runs takes it, and one that finds none fails instead of
-// reading nothing.
+// the one that runs takes it.
 func (g *registry) takeResume(p *plugin) (*cursor, error) {
 	g.mu.Lock()
 	s := p.slot
@@ -180,34 +288,72 @@ func (g *registry) takeResume(p *plugin) (*cursor, error) {
 		g.mu.Unlock()
 		return nil, fmt.Errorf("%w: plugin %s is %s", errReactivationStale, p.name(), p.state)
 	}
-	if succ := s.active; succ != nil && !bugStaleReactivation {
-		g.move(p, s, stateGone)
+	if err := standbyPending(p); err != nil {
 		g.mu.Unlock()
-		p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance took over before it was reactivated", succ)
-		return nil, fmt.Errorf("%w: %s is active", errReactivationStale, succ.describe())
+		return nil, err
 	}
-	resume := s.resume
+	resume := s.resume // nil past resumeBound: the whole state is told
 	s.resume = nil
 	g.mu.Unlock()
-	if resume == nil {
-		return nil, errors.New("its record of the runtime's state was closed")
-	}
 	return resume, nil
 }
 
-// reactivationRounds tells a reactivated standby what changed while it
-// stood by, in a round marked as a reactivation (an instance without delta
-// rounds stood by only in its successor's hold, where nothing changed), and
-// that it is active again.
-func (g *registry) reactivationRounds(ctx context.Context, p, lost *plugin, d *delta, takeover *api.Takeover, why string) ([]*api.ContainerUpdate, error) {
-	var updates []*api.ContainerUpdate
-	if p.deltaSync() {
-		var err error
-		if updates, err = p.synchronizeDelta(ctx, d, takeover); err != nil {
-			return nil, err
-		}
+// standbyPending tells whether standby p may still become active: only
+// while nobody serves its slot, which is what its reactivation is for. g.mu
+// is held.
+func standbyPending(p *plugin) error {
+	if succ := p.slot.active; succ != nil && succ != p && !bugStaleReactivation {
+		return fmt.Errorf("%w: %s is active", errReactivationStale, succ.describe())
 	}
-	return updates, g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
+	return nil
+}
+
+// retireStale retires a standby whose reactivation was dropped because
+// another instance serves its slot: it stood by for an instance that is
+// gone, and is told who took over.
+func (g *registry) retireStale(p *plugin) {
+	g.mu.Lock()
+	s := p.slot
+	if p.state != stateStandby || s == nil || s.standby != p || s.active == nil {
+		g.mu.Unlock()
+		return
+	}
+	succ := s.active
+	g.move(p, s, stateGone)
+	g.mu.Unlock()
+	p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance took over before it was reactivated", succ)
+}
+
+// reactivationRound chooses, in the reactivation's hold, what the standby
+// is told before it is active again (nil: nothing): what was relayed since
+// it stood by, in a delta round marked as the reactivation's (empty, it
+// still tells the plugin it serves again), if it takes them; else nothing if
+// nothing was, so it knows what an instance active all along would; else
+// the whole state in one full round from the ledger, if that is exact, or
+// errUnderGate.
+func (g *registry) reactivationRound(p *plugin, resume *cursor) (func(context.Context, *api.Takeover) ([]*api.ContainerUpdate, error), error) {
+	var d *delta
+	ok := false
+	if resume != nil {
+		d, ok = resume.since()
+	}
+	switch {
+	case ok && p.deltaSync():
+		return func(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+			return p.synchronizeDelta(ctx, d, takeover)
+		}, nil
+	case ok && d.empty():
+		return nil, nil
+	case !g.r.ledger.usable():
+		return nil, errUnderGate
+	}
+	pods, ctrs, ok := g.r.ledger.state()
+	if !ok {
+		return nil, errUnderGate
+	}
+	return func(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+		return p.synchronize(ctx, pods, ctrs, takeover)
+	}, nil
 }
 
 func deleteID(ids []string, id string) []string {

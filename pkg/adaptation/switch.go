@@ -19,9 +19,9 @@ package adaptation
 //     instance with delta rounds) or, for one without, its one full round
 //     from the ledger: no event passes meanwhile, so it knows them all;
 //  3. the old active instance hears STANDBY, then the new one ACTIVE;
-//  4. the old instance stays the standby for the grace period or goes; the
-//     plugins written for upstream the new one takes over stop receiving
-//     events; release.
+//  4. the old instance stays the standby (in a pod while it runs, elsewhere
+//     for the grace period: standbyTerm) or goes; the plugins written for
+//     upstream the new one takes over stop receiving events; release.
 //
 // Every step is a round trip bounded by the request timeout, none under the
 // adaptation's lock. If the new instance fails step 2 or 3 it is
@@ -39,37 +39,44 @@ import (
 
 // switchTo makes p the active instance of its slot; cur, if set, is where
 // p's knowledge of the runtime's state ends, and named the predecessor its
-// rounds so far named.
-func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
-	return g.switchHeld(ctx, p, cur, named, nil)
+// rounds so far named. held is how long an opted-in p's switch held events,
+// from its hold's queueing to its release (HandoverMetrics' eventWait).
+func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover) (updates []*api.ContainerUpdate, held time.Duration, err error) {
+	if !p.handsOver() {
+		updates, err = g.switchHeld(ctx, p, cur, named, nil)
+		return updates, 0, err
+	}
+	g.r.atFor(pointSwitch, p)
+	t := g.holdFor(p)
+	defer g.switchDone(p, t)
+	if err := g.r.acquire(ctx, t); err != nil {
+		return nil, 0, err
+	}
+	updates, err = g.switchIn(ctx, p, cur, named, t)
+	return updates, time.Since(t.queued), err
 }
 
-// switchHeld is switchTo in the hold t, already acquired, if it is set.
+// switchHeld is switchTo in the hold t, already acquired, if it is set (an
+// opted-in p's always is).
 func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
-	r := g.r
-	r.atFor(pointSwitch, p)
+	g.r.atFor(pointSwitch, p)
 	if !p.handsOver() {
 		sw, err := g.switchBetweenEvents(ctx, p, t)
 		if sw != nil {
 			sw.dropStandby()
 		}
 		if err == nil {
-			g.turnedOff(sw)
+			g.turnedOff(ctx, sw)
 		}
 		return nil, err
 	}
+	return g.switchIn(ctx, p, cur, named, t)
+}
 
-	if t == nil {
-		t = g.holdFor(p)
-		defer g.switchDone(p, t)
-		if err := r.acquire(ctx, t); err != nil {
-			return nil, err
-		}
-	}
-	defer func() {
-		r.release(t)
-		p.switchHold = time.Since(t.queued)
-	}()
+// switchIn switches an opted-in p in the hold t, acquired, and releases it.
+func (g *registry) switchIn(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+	r := g.r
+	defer r.release(t)
 	r.atFor(pointSwap, p)
 	sw, err := g.swap(p)
 	if err != nil {
@@ -83,7 +90,7 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 	}
 	if err != nil {
 		// Out before the hold ends: its predecessor, standing by, is
-		// reactivated in the next hold (registry.remove). Said here,
+		// reactivated in the next hold (registry.serveNext). Said here,
 		// before the disconnect, and not again by the caller.
 		err = &notJoined{fmt.Errorf("plugin %s not joined: %w", p.describe(), err)}
 		g.r.log.Warnf(ctx, "%v", err)
@@ -146,8 +153,11 @@ type switchover struct {
 	idled []*plugin
 	// optedIn are the opted-in instances a plugin that did not opt in takes
 	// over: handover was turned off for a rollout of their workload
-	// (admission.go, turnsOff).
+	// (admission.go, turnsOff); once activated, those it retires.
 	optedIn []*plugin
+	// standing are the active ones among them that stand by in their slot
+	// instead (standbyTerm): if to leaves, they serve again (serveNext).
+	standing []*plugin
 	// dropped is the standby for from, retired by the switch that
 	// replaces from.
 	dropped *plugin
@@ -161,12 +171,19 @@ func (sw *switchover) dropStandby() {
 }
 
 // turnedOff tells the opted-in instances a switch to a plugin that did not
-// opt in took over that they were superseded. They received no event since
-// the switch; p, joined as upstream's plugins join, gets no role notice, so
-// there is no order between their last write and p's first.
-func (g *registry) turnedOff(sw *switchover) {
+// opt in took over that they were superseded, or that they stand by. They
+// received no event since the switch; p, joined as upstream's plugins join,
+// gets no role notice, so there is no order between their last write and
+// p's first.
+func (g *registry) turnedOff(ctx context.Context, sw *switchover) {
 	for _, q := range sw.optedIn {
 		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "its successor does not use handover", sw.to)
+	}
+	for _, q := range sw.standing {
+		if err := g.tellRole(ctx, q, api.PluginRole_PLUGIN_ROLE_STANDBY, sw.to, "superseded by an instance that does not use handover, standing by"); err != nil {
+			q.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
+				fmt.Sprintf("did not take the standby role: %v", err), sw.to)
+		}
 	}
 }
 
@@ -236,10 +253,12 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 	if p.state != stateActive {
 		return nil, fmt.Errorf("plugin %s was lost before it became active", p.name())
 	}
-	p.switched = true
+	if p.join.switching() {
+		p.join = joinSwitched
+	}
 	if old := sw.from; old != nil && old.state == stateStandby && s.standby == old {
-		if g.keepsStandby(old) && !old.isClosed() {
-			g.startGrace(s, old)
+		if keep, grace := g.standbyTerm(old); keep && !old.isClosed() {
+			g.timeStandby(s, old, grace)
 		} else {
 			g.move(old, s, stateGone)
 			retire = old
@@ -258,9 +277,16 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 		}
 	}
 	sw.legacy = gone
+	var retired []*plugin
 	for _, q := range sw.optedIn {
-		g.move(q, q.slot, stateGone)
+		if g.standsBy(q) {
+			sw.standing = append(sw.standing, q)
+		} else {
+			g.move(q, q.slot, stateGone)
+			retired = append(retired, q)
+		}
 	}
+	sw.optedIn = retired
 	g.logOrder(g.plugins)
 	return retire, nil
 }
@@ -318,7 +344,7 @@ func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *cursor, n
 			takeover = nil
 		}
 		return p.synchronizeDelta(ctx, d, takeover)
-	case !p.fromLedger:
+	case p.join != joinFromLedger:
 		return nil, nil // synchronized under the gate: no event passed it but exits, as upstream
 	}
 	pods, ctrs, ok := g.r.ledger.state()
@@ -336,9 +362,14 @@ func (g *registry) tell(ctx context.Context, p, old *plugin) error {
 	if old != nil {
 		g.r.log.Infof(ctx, "plugin %s superseded by %s", old.describe(), p.describe())
 		msg := "superseded, standing by until the successor is active"
-		if g.keepsStandby(old) {
-			msg = fmt.Sprintf("superseded, standing by for %s", g.policy.grace)
+		g.mu.Lock()
+		switch keep, grace := g.standbyTerm(old); {
+		case keep && grace > 0:
+			msg = fmt.Sprintf("superseded, standing by for %s", grace)
+		case keep:
+			msg = "superseded, standing by while its pod runs"
 		}
+		g.mu.Unlock()
 		if err := g.tellRole(ctx, old, api.PluginRole_PLUGIN_ROLE_STANDBY, p, msg); err != nil {
 			old.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
 				fmt.Sprintf("did not take the standby role: %v", err), p)

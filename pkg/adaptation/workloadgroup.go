@@ -145,13 +145,20 @@ func (g *registry) placeInGroup(p *plugin, s *slot, idled bool) {
 	g.move(p, s, stateCandidate)
 }
 
-// groupLost runs when a member of s went: the newest idle member joins if
-// nobody is joining and admission would let it switch (groupNext). Newer
-// than the active one is a candidate displaced by a newer one that went
-// before its switch: it takes over as it would have without that one.
-// g.mu is held.
-func (g *registry) groupLost(s *slot) {
-	g.groupNext(s)
+// groupsServeAgain runs when p, an opted-in instance that was active, is
+// gone and nobody of its slot serves next: each workload group whose members
+// it took over (a later generation WithHandover after an annotated build on
+// upstream's stub) has its newest idle member join again, as the group would
+// had p never come. g.mu is held.
+func (g *registry) groupsServeAgain(p *plugin) {
+	for _, s := range g.groups {
+		if s.active != nil || s.candidate != nil {
+			continue
+		}
+		if q := g.newestIdle(s); q != nil && q.idx == p.idx && q.base == p.base {
+			g.groupNext(s)
+		}
+	}
 }
 
 // groupNext makes the newest idle member of s the candidate and starts its
@@ -223,8 +230,10 @@ func (g *registry) groupMayUpdate(p *plugin, s *slot) error {
 // standby, errIdled for a member gone idle, else errDisplaced. g.mu is held.
 func (g *registry) pendingErr(p *plugin) error {
 	switch p.state {
-	case stateCandidate, stateStandby:
+	case stateCandidate:
 		return nil
+	case stateStandby:
+		return standbyPending(p)
 	case stateIdle:
 		return errIdled
 	}

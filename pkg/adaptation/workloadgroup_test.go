@@ -21,7 +21,7 @@ func (g *registry) member(name string, tg int64, annotated bool) *plugin {
 	if annotated {
 		p.ident.pod.Handover = HandoverWorkload
 	}
-	p.registered = true
+	p.conn = connRegistered
 	return p
 }
 
@@ -123,7 +123,7 @@ func TestGroupSameGeneration(t *testing.T) {
 	if got := g.newestIdle(a.slot); got != y {
 		t.Fatalf("next to serve: %s, want the last registered of generation 1", got.identity().PodString())
 	}
-	y.closing = true
+	y.conn = connClosing
 	if got := g.newestIdle(a.slot); got != x {
 		t.Fatalf("next to serve with the last one closing: %s, want the other of generation 1", got.identity().PodString())
 	}
@@ -297,7 +297,7 @@ func TestGroupMembership(t *testing.T) {
 		{"no pod-template-generation", func(g *registry) *plugin { return g.member("p-b", -1, true) }, false},
 		{"outside any pod", func(g *registry) *plugin {
 			p := onHost(g.legacyOf("10", "p", 0))
-			p.registered = true
+			p.conn = connRegistered
 			return p
 		}, false},
 	} {

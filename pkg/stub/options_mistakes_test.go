@@ -73,7 +73,7 @@ func (deltaPlugin) SynchronizeRound(context.Context, *SyncInfo, []*api.PodSandbo
 // runtimes keep no standby); others are not.
 func TestNoDeltaRoundsHint(t *testing.T) {
 	t.Setenv(HandoverEnvVar, "")
-	const hint = "debug: plugin 10-p opted into handover without delta rounds, so a runtime with " +
+	const hint = "debug: plugin 10-p opted into handover without delta rounds, so outside a pod a runtime with " +
 		"adaptation.WithStandbyGrace cannot keep it as a standby: implement stub.SynchronizeRoundInterface"
 	for _, tc := range []struct {
 		name   string

@@ -190,7 +190,7 @@ func newStub(p Plugin, opts ...Option) (*stub, error) {
 		// grace), but in its own log, which the plugin's author may never
 		// read. Most runtimes keep no standby: once per process, at debug.
 		deltaHintOnce.Do(func() {
-			s.logger.Debugf(context.Background(), "plugin %s opted into handover without delta rounds, so a runtime with "+
+			s.logger.Debugf(context.Background(), "plugin %s opted into handover without delta rounds, so outside a pod a runtime with "+
 				"adaptation.WithStandbyGrace cannot keep it as a standby: implement stub.SynchronizeRoundInterface", s.Name())
 		})
 	}
