@@ -30,7 +30,8 @@ package adaptation
 // holds these rules against containerd's, CRI-O's and moby's orders.
 //
 // The ledger is kept while the runtime offers handover (WithPluginHandover,
-// on by default): one clone of the event's object per event.
+// on by default): one clone of the event's object per event; a creation's
+// merged adjustment is applied to its clone when first read (settle).
 
 import (
 	"slices"
@@ -109,6 +110,33 @@ type ledgerEntry struct {
 	// and its listing leaves exited containers out): a comparison takes the
 	// listing for it, and does not count it.
 	podStopped bool
+	// created, while not nil, is the merged adjustment of the container's
+	// creation, not applied to ctr (the container as sent) yet: the
+	// runtime's generator (adjust.Apply) costs more than the rest of the
+	// event, and the start that follows a creation replaces the entry
+	// first. settle applies it when the entry is read. It is the reply the
+	// runtime was handed, which a runtime reads and does not modify; a
+	// comparison with SyncFn would find the entry different if one did.
+	created *api.ContainerAdjustment
+}
+
+// settle applies the entry's pending creation (created), before anything
+// reads its container. It reports false if the runtime's generator rejects
+// the adjustment: the creation failed, there is no container, and the entry
+// is dropped, as if never noted (a cursor skips a key it does not find).
+// l.mu is held.
+func (l *ledger) settle(key string, e *ledgerEntry) bool {
+	if e == nil || e.created == nil {
+		return true
+	}
+	a := e.created
+	e.created = nil
+	if err := adjust.Apply(e.ctr, a); err != nil {
+		delete(l.objs, key)
+		return false
+	}
+	e.ctr.State = api.ContainerState_CONTAINER_CREATED
+	return true
 }
 
 // stopped tells whether the object's stop was relayed (stopped).
@@ -179,6 +207,9 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 			return
 		}
 		old, ok := l.objs[key]
+		if !l.settle(key, old) {
+			old, ok = nil, false
+		}
 		switch {
 		case ok && old.ver > from:
 			old.listed = true
@@ -218,7 +249,7 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		})
 	}
 	for key, e := range l.objs {
-		if seen[key] || e.removed || e.ver > from {
+		if seen[key] || e.removed || e.ver > from || !l.settle(key, e) {
 			continue
 		}
 		if !e.listed && e.missed == 0 { // relayed, not stored yet
@@ -437,7 +468,7 @@ func (l *ledger) applyLocked(updates, failed []*api.ContainerUpdate) {
 		}
 		key := "ctr/" + id
 		e := l.objs[key]
-		if e == nil || e.ctr == nil || e.ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
+		if !l.settle(key, e) || e == nil || e.ctr == nil || e.ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
 			continue
 		}
 		c := cloneContainer(e.ctr) // whole: its resources are merged in place
@@ -461,7 +492,8 @@ type (
 // implied is the state an event leaves its object in: a container event
 // sets the container's state, an update its resources; removals leave a
 // tombstone. The copy shares what is unchanged with the object's entry in
-// objs, but for an update's, whose resources are merged in place.
+// objs (a creation's, not settled, shares the container as sent), but for
+// an update's, whose resources are merged in place.
 func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (string, *ledgerEntry) {
 	if r, ok := req.(interface{ GetContainer() *api.Container }); ok && r.GetContainer() != nil {
 		c := r.GetContainer()
@@ -476,14 +508,15 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 		switch event {
 		case api.Event_CREATE_CONTAINER:
 			// The container as the runtime reports it once created with
-			// the merged adjustment. An adjustment the runtime's generator
-			// rejects fails the creation: there is no container.
+			// the merged adjustment, applied when first read (settle). An
+			// adjustment the runtime's generator rejects fails the
+			// creation: there is no container.
+			var created *api.ContainerAdjustment
 			if a, ok := rsp.(adjusting); ok {
-				if err := adjust.Apply(c, a.GetAdjust()); err != nil {
-					return "", nil
-				}
+				created = a.GetAdjust()
 			}
 			c.State = api.ContainerState_CONTAINER_CREATED
+			return key, &ledgerEntry{ctr: c, created: created}
 		case api.Event_UPDATE_CONTAINER:
 			// The runtime applies the resources plugins merged for the
 			// container if they changed them, else those it asked for.
@@ -535,9 +568,9 @@ func (l *ledger) stateLocked() (pods []*api.PodSandbox, ctrs []*api.Container, o
 		return nil, nil, false
 	}
 	d := &delta{}
-	for _, e := range l.objs {
+	for key, e := range l.objs {
 		switch {
-		case e.removed:
+		case !l.settle(key, e), e.removed:
 		case e.pod != nil:
 			d.pods = append(d.pods, e.pod)
 		default:
