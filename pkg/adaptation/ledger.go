@@ -80,6 +80,8 @@ type ledger struct {
 	bound int
 	// epoch counts the drops: a cursor opened before one reads as closed.
 	epoch uint64
+	// seeds numbers the seeds, for the entries a listing showed.
+	seeds uint64
 }
 
 const (
@@ -104,6 +106,7 @@ type ledgerEntry struct {
 	// one drops it (the creation failed after it was relayed).
 	listed bool
 	missed uint8
+	seen   uint64 // the last seed whose listing showed it (ledger.seeds)
 	// podStopped: the pod's StopPodSandbox was relayed. A runtime goes on
 	// changing a stopped object without relaying it (containerd tears the
 	// pod's network namespace down after relaying its stop, its pid is gone,
@@ -198,39 +201,54 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 	if l.objs == nil {
 		l.objs = map[string]*ledgerEntry{}
 	}
-	seen := make(map[string]bool, len(pods)+len(ctrs))
+	// The listed entries are marked with this seed's number (seen); the
+	// relayed removals a listing still shows go in goneSeen.
+	l.seeds++
+	gen := l.seeds
+	var goneSeen map[string]bool
 	// One pass compares and copies only what differs: this runs under the
-	// gate, while runtime operations wait.
-	set := func(key string, m proto.Message, entry func(old *ledgerEntry) *ledgerEntry) {
-		seen[key] = true
-		if l.gone[key] {
+	// gate, while runtime operations wait. An object's key is built in kb
+	// and made a string only for an entry that changes.
+	var kb []byte
+	set := func(prefix, id string, m proto.Message, entry func(old *ledgerEntry) *ledgerEntry) {
+		kb = append(append(kb[:0], prefix...), id...)
+		if l.gone[string(kb)] {
+			if goneSeen == nil {
+				goneSeen = map[string]bool{}
+			}
+			goneSeen[string(kb)] = true
 			return
 		}
-		old, ok := l.objs[key]
-		if !l.settle(key, old) {
+		old, ok := l.objs[string(kb)]
+		if ok && old.created != nil && !l.settle(string(kb), old) {
 			old, ok = nil, false
 		}
 		switch {
 		case ok && old.ver > from:
-			old.listed = true
+			old.listed, old.seen = true, gen
 			return
-		case l.updating[key] > 0:
+		case l.updating[string(kb)] > 0:
 			inFlight++
 		case !ok || old.removed:
 			if cmp.done {
-				cmp.add("missing", key)
+				cmp.add("missing", string(kb))
 			}
 		case sameObject(old.msg(), m):
-			old.listed = true
+			old.listed, old.seen = true, gen
 			return
 		case old.stopped(), onlyPidDiffers(old.ctr, m):
 		default:
 			if cmp.done {
-				cmp.add("different", key+" ("+differingFields(old.msg(), m)+")")
+				what := string(kb)
+				if len(cmp.sample) < maxSample { // only named ones are worth the walk
+					what += " (" + differingFields(old.msg(), m) + ")"
+				}
+				cmp.add("different", what)
 			}
 		}
+		key := string(kb)
 		e := entry(old)
-		e.listed = true
+		e.listed, e.seen = true, gen
 		if old != nil {
 			e.podStopped = old.podStopped
 		}
@@ -239,17 +257,17 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		l.objs[key] = e
 	}
 	for _, p := range pods {
-		set("pod/"+p.GetId(), p, func(old *ledgerEntry) *ledgerEntry {
+		set("pod/", p.GetId(), p, func(old *ledgerEntry) *ledgerEntry {
 			return &ledgerEntry{pod: clonePodReusing(p, old.getPod())}
 		})
 	}
 	for _, c := range ctrs {
-		set("ctr/"+c.GetId(), c, func(old *ledgerEntry) *ledgerEntry {
+		set("ctr/", c.GetId(), c, func(old *ledgerEntry) *ledgerEntry {
 			return &ledgerEntry{ctr: cloneContainerReusing(c, old.getCtr())}
 		})
 	}
 	for key, e := range l.objs {
-		if seen[key] || e.removed || e.ver > from || !l.settle(key, e) {
+		if e.seen == gen || e.removed || e.ver > from || !l.settle(key, e) {
 			continue
 		}
 		if !e.listed && e.missed == 0 { // relayed, not stored yet
@@ -264,9 +282,9 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		l.remove(key)
 	}
 	if len(l.gone) > 0 {
-		l.goneOrder = slices.DeleteFunc(l.goneOrder, func(key string) bool { return !seen[key] })
+		l.goneOrder = slices.DeleteFunc(l.goneOrder, func(key string) bool { return !goneSeen[key] })
 		for key := range l.gone {
-			if !seen[key] {
+			if !goneSeen[key] {
 				delete(l.gone, key)
 			}
 		}
