@@ -517,6 +517,8 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 		c := r.GetContainer()
 		key := "ctr/" + c.GetId()
 		switch event {
+		case api.Event_REMOVE_CONTAINER:
+			return key, &ledgerEntry{removed: true}
 		case api.Event_CREATE_CONTAINER: // the caller's copy
 		case api.Event_UPDATE_CONTAINER:
 			c = cloneContainer(c)
@@ -556,8 +558,6 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 			c.State = api.ContainerState_CONTAINER_RUNNING
 		case api.Event_STOP_CONTAINER:
 			c.State = api.ContainerState_CONTAINER_STOPPED
-		case api.Event_REMOVE_CONTAINER:
-			return key, &ledgerEntry{removed: true}
 		}
 		return key, &ledgerEntry{ctr: c}
 	}
