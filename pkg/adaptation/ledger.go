@@ -582,10 +582,31 @@ func (l *ledger) state() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool
 }
 
 func (l *ledger) stateLocked() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool) {
-	if !l.kept || !l.seeded {
-		return nil, nil, false
+	d, ok := l.listingLocked()
+	if ok {
+		d.sort()
 	}
+	return d.pods, d.ctrs, ok
+}
+
+// listing is state in no particular order: what a peer's placement at
+// registration reads, where sorting every object would cost the
+// registration more than the rest of its screening (5 ms at 10 000
+// containers).
+func (l *ledger) listing() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d, ok := l.listingLocked()
+	return d.pods, d.ctrs, ok
+}
+
+func (l *ledger) listingLocked() (*delta, bool) {
 	d := &delta{}
+	if !l.kept || !l.seeded {
+		return d, false
+	}
+	d.pods = make([]*api.PodSandbox, 0, len(l.objs)/8)
+	d.ctrs = make([]*api.Container, 0, len(l.objs))
 	for key, e := range l.objs {
 		switch {
 		case !l.settle(key, e), e.removed:
@@ -595,6 +616,5 @@ func (l *ledger) stateLocked() (pods []*api.PodSandbox, ctrs []*api.Container, o
 			d.ctrs = append(d.ctrs, e.ctr)
 		}
 	}
-	d.sort()
-	return d.pods, d.ctrs, true
+	return d, true
 }
