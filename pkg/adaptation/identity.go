@@ -360,7 +360,7 @@ func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
 		if !g.r.ledger.recording() {
 			g.r.checkLedger(ctx)
 		}
-		if pods, ctrs, ok := g.r.ledger.state(); ok {
+		if pods, ctrs, ok := g.r.ledger.listing(); ok {
 			listed = true
 			for i, q := range todo {
 				if found[i] == nil {

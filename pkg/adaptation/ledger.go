@@ -30,7 +30,8 @@ package adaptation
 // holds these rules against containerd's, CRI-O's and moby's orders.
 //
 // The ledger is kept while the runtime offers handover (WithPluginHandover,
-// on by default): one clone of the event's object per event.
+// on by default): one clone of the event's object per event; a creation's
+// merged adjustment is applied to its clone when first read (settle).
 
 import (
 	"slices"
@@ -79,6 +80,8 @@ type ledger struct {
 	bound int
 	// epoch counts the drops: a cursor opened before one reads as closed.
 	epoch uint64
+	// seeds numbers the seeds, for the entries a listing showed.
+	seeds uint64
 }
 
 const (
@@ -103,12 +106,40 @@ type ledgerEntry struct {
 	// one drops it (the creation failed after it was relayed).
 	listed bool
 	missed uint8
+	seen   uint64 // the last seed whose listing showed it (ledger.seeds)
 	// podStopped: the pod's StopPodSandbox was relayed. A runtime goes on
 	// changing a stopped object without relaying it (containerd tears the
 	// pod's network namespace down after relaying its stop, its pid is gone,
 	// and its listing leaves exited containers out): a comparison takes the
 	// listing for it, and does not count it.
 	podStopped bool
+	// created, while not nil, is the merged adjustment of the container's
+	// creation, not applied to ctr (the container as sent) yet: the
+	// runtime's generator (adjust.Apply) costs more than the rest of the
+	// event, and the start that follows a creation replaces the entry
+	// first. settle applies it when the entry is read. It is the reply the
+	// runtime was handed, which a runtime reads and does not modify; a
+	// comparison with SyncFn would find the entry different if one did.
+	created *api.ContainerAdjustment
+}
+
+// settle applies the entry's pending creation (created), before anything
+// reads its container. It reports false if the runtime's generator rejects
+// the adjustment: the creation failed, there is no container, and the entry
+// is dropped, as if never noted (a cursor skips a key it does not find).
+// l.mu is held.
+func (l *ledger) settle(key string, e *ledgerEntry) bool {
+	if e == nil || e.created == nil {
+		return true
+	}
+	a := e.created
+	e.created = nil
+	if err := adjust.Apply(e.ctr, a); err != nil {
+		delete(l.objs, key)
+		return false
+	}
+	e.ctr.State = api.ContainerState_CONTAINER_CREATED
+	return true
 }
 
 // stopped tells whether the object's stop was relayed (stopped).
@@ -170,36 +201,54 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 	if l.objs == nil {
 		l.objs = map[string]*ledgerEntry{}
 	}
-	seen := make(map[string]bool, len(pods)+len(ctrs))
+	// The listed entries are marked with this seed's number (seen); the
+	// relayed removals a listing still shows go in goneSeen.
+	l.seeds++
+	gen := l.seeds
+	var goneSeen map[string]bool
 	// One pass compares and copies only what differs: this runs under the
-	// gate, while runtime operations wait.
-	set := func(key string, m proto.Message, entry func(old *ledgerEntry) *ledgerEntry) {
-		seen[key] = true
-		if l.gone[key] {
+	// gate, while runtime operations wait. An object's key is built in kb
+	// and made a string only for an entry that changes.
+	var kb []byte
+	set := func(prefix, id string, m proto.Message, entry func(old *ledgerEntry) *ledgerEntry) {
+		kb = append(append(kb[:0], prefix...), id...)
+		if l.gone[string(kb)] {
+			if goneSeen == nil {
+				goneSeen = map[string]bool{}
+			}
+			goneSeen[string(kb)] = true
 			return
 		}
-		old, ok := l.objs[key]
+		old, ok := l.objs[string(kb)]
+		if ok && old.created != nil && !l.settle(string(kb), old) {
+			old, ok = nil, false
+		}
 		switch {
 		case ok && old.ver > from:
-			old.listed = true
+			old.listed, old.seen = true, gen
 			return
-		case l.updating[key] > 0:
+		case l.updating[string(kb)] > 0:
 			inFlight++
 		case !ok || old.removed:
 			if cmp.done {
-				cmp.add("missing", key)
+				cmp.add("missing", string(kb))
 			}
 		case sameObject(old.msg(), m):
-			old.listed = true
+			old.listed, old.seen = true, gen
 			return
 		case old.stopped(), onlyPidDiffers(old.ctr, m):
 		default:
 			if cmp.done {
-				cmp.add("different", key+" ("+differingFields(old.msg(), m)+")")
+				what := string(kb)
+				if len(cmp.sample) < maxSample { // only named ones are worth the walk
+					what += " (" + differingFields(old.msg(), m) + ")"
+				}
+				cmp.add("different", what)
 			}
 		}
+		key := string(kb)
 		e := entry(old)
-		e.listed = true
+		e.listed, e.seen = true, gen
 		if old != nil {
 			e.podStopped = old.podStopped
 		}
@@ -208,17 +257,17 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		l.objs[key] = e
 	}
 	for _, p := range pods {
-		set("pod/"+p.GetId(), p, func(old *ledgerEntry) *ledgerEntry {
+		set("pod/", p.GetId(), p, func(old *ledgerEntry) *ledgerEntry {
 			return &ledgerEntry{pod: clonePodReusing(p, old.getPod())}
 		})
 	}
 	for _, c := range ctrs {
-		set("ctr/"+c.GetId(), c, func(old *ledgerEntry) *ledgerEntry {
+		set("ctr/", c.GetId(), c, func(old *ledgerEntry) *ledgerEntry {
 			return &ledgerEntry{ctr: cloneContainerReusing(c, old.getCtr())}
 		})
 	}
 	for key, e := range l.objs {
-		if seen[key] || e.removed || e.ver > from {
+		if e.seen == gen || e.removed || e.ver > from || !l.settle(key, e) {
 			continue
 		}
 		if !e.listed && e.missed == 0 { // relayed, not stored yet
@@ -233,9 +282,9 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		l.remove(key)
 	}
 	if len(l.gone) > 0 {
-		l.goneOrder = slices.DeleteFunc(l.goneOrder, func(key string) bool { return !seen[key] })
+		l.goneOrder = slices.DeleteFunc(l.goneOrder, func(key string) bool { return !goneSeen[key] })
 		for key := range l.gone {
-			if !seen[key] {
+			if !goneSeen[key] {
 				delete(l.gone, key)
 			}
 		}
@@ -437,7 +486,7 @@ func (l *ledger) applyLocked(updates, failed []*api.ContainerUpdate) {
 		}
 		key := "ctr/" + id
 		e := l.objs[key]
-		if e == nil || e.ctr == nil || e.ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
+		if !l.settle(key, e) || e == nil || e.ctr == nil || e.ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
 			continue
 		}
 		c := cloneContainer(e.ctr) // whole: its resources are merged in place
@@ -461,12 +510,15 @@ type (
 // implied is the state an event leaves its object in: a container event
 // sets the container's state, an update its resources; removals leave a
 // tombstone. The copy shares what is unchanged with the object's entry in
-// objs, but for an update's, whose resources are merged in place.
+// objs (a creation's, not settled, shares the container as sent), but for
+// an update's, whose resources are merged in place.
 func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (string, *ledgerEntry) {
 	if r, ok := req.(interface{ GetContainer() *api.Container }); ok && r.GetContainer() != nil {
 		c := r.GetContainer()
 		key := "ctr/" + c.GetId()
 		switch event {
+		case api.Event_REMOVE_CONTAINER:
+			return key, &ledgerEntry{removed: true}
 		case api.Event_CREATE_CONTAINER: // the caller's copy
 		case api.Event_UPDATE_CONTAINER:
 			c = cloneContainer(c)
@@ -476,14 +528,15 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 		switch event {
 		case api.Event_CREATE_CONTAINER:
 			// The container as the runtime reports it once created with
-			// the merged adjustment. An adjustment the runtime's generator
-			// rejects fails the creation: there is no container.
+			// the merged adjustment, applied when first read (settle). An
+			// adjustment the runtime's generator rejects fails the
+			// creation: there is no container.
+			var created *api.ContainerAdjustment
 			if a, ok := rsp.(adjusting); ok {
-				if err := adjust.Apply(c, a.GetAdjust()); err != nil {
-					return "", nil
-				}
+				created = a.GetAdjust()
 			}
 			c.State = api.ContainerState_CONTAINER_CREATED
+			return key, &ledgerEntry{ctr: c, created: created}
 		case api.Event_UPDATE_CONTAINER:
 			// The runtime applies the resources plugins merged for the
 			// container if they changed them, else those it asked for.
@@ -505,8 +558,6 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 			c.State = api.ContainerState_CONTAINER_RUNNING
 		case api.Event_STOP_CONTAINER:
 			c.State = api.ContainerState_CONTAINER_STOPPED
-		case api.Event_REMOVE_CONTAINER:
-			return key, &ledgerEntry{removed: true}
 		}
 		return key, &ledgerEntry{ctr: c}
 	}
@@ -531,19 +582,39 @@ func (l *ledger) state() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool
 }
 
 func (l *ledger) stateLocked() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool) {
-	if !l.kept || !l.seeded {
-		return nil, nil, false
+	d, ok := l.listingLocked()
+	if ok {
+		d.sort()
 	}
+	return d.pods, d.ctrs, ok
+}
+
+// listing is state in no particular order: what a peer's placement at
+// registration reads, where sorting every object would cost the
+// registration more than the rest of its screening (5 ms at 10 000
+// containers).
+func (l *ledger) listing() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d, ok := l.listingLocked()
+	return d.pods, d.ctrs, ok
+}
+
+func (l *ledger) listingLocked() (*delta, bool) {
 	d := &delta{}
-	for _, e := range l.objs {
+	if !l.kept || !l.seeded {
+		return d, false
+	}
+	d.pods = make([]*api.PodSandbox, 0, len(l.objs)/8)
+	d.ctrs = make([]*api.Container, 0, len(l.objs))
+	for key, e := range l.objs {
 		switch {
-		case e.removed:
+		case !l.settle(key, e), e.removed:
 		case e.pod != nil:
 			d.pods = append(d.pods, e.pod)
 		default:
 			d.ctrs = append(d.ctrs, e.ctr)
 		}
 	}
-	d.sort()
-	return d.pods, d.ctrs, true
+	return d, true
 }

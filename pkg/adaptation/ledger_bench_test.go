@@ -202,3 +202,47 @@ func BenchmarkLedgerSeed(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLedgerEvents is what the ledger adds to the event path of the
+// benchmark runtime's operation (test/bench): the container as sent kept
+// before merging edits it, the created container noted with one plugin's
+// merged adjustment, then its start noted with the container the runtime
+// passes (the one merging edited); its removal is noted outside the timer.
+// One iteration is one operation; "off" merges the same reply without a
+// ledger.
+func BenchmarkLedgerEvents(b *testing.B) {
+	pod := microPod("pod")
+	rpl := microResponse(0, false)
+	for _, kept := range []bool{false, true} {
+		name := "off"
+		if kept {
+			name = "kept"
+		}
+		b.Run(name, func(b *testing.B) {
+			l := &ledger{kept: kept}
+			l.seed(l.version(), []*api.PodSandbox{pod}, nil)
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				i++
+				req := &api.CreateContainerRequest{Pod: pod, Container: microContainer(pod.Id, "ctr-"+strconv.Itoa(i))}
+				b.StartTimer()
+				var sent *api.Container
+				if l.recording() {
+					sent = cloneContainer(req.GetContainer())
+				}
+				res := collectCreateContainerResult(req)
+				if err := res.apply(rpl, "00-plugin0"); err != nil {
+					b.Fatal(err)
+				}
+				rsp := res.createContainerResponse()
+				l.note(api.Event_CREATE_CONTAINER, &api.CreateContainerRequest{Pod: pod, Container: sent}, rsp, sent == nil)
+				l.note(api.Event_START_CONTAINER, &api.StartContainerRequest{Pod: pod, Container: req.Container}, nil, false)
+				b.StopTimer() // the ledger stays within its bound
+				l.note(api.Event_REMOVE_CONTAINER, &api.RemoveContainerRequest{Pod: pod, Container: req.Container}, nil, false)
+				b.StartTimer()
+			}
+		})
+	}
+}

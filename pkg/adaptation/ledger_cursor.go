@@ -79,7 +79,7 @@ func (c *cursor) since() (d *delta, ok bool) {
 	seen := map[string]bool{}
 	for _, key := range l.changed[from:] {
 		e := l.objs[key]
-		if seen[key] || e == nil || e.ver < c.next {
+		if seen[key] || e == nil || e.ver < c.next || !l.settle(key, e) {
 			continue
 		}
 		seen[key] = true

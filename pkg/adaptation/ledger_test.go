@@ -531,3 +531,65 @@ func TestLedgerTakesAPidUncounted(t *testing.T) {
 		t.Errorf("comparison %+v; want the renamed container alone counted", c)
 	}
 }
+
+// A creation whose merged adjustment the runtime's generator rejects leaves
+// no container: not in the state, not in a cursor's read, not as an extra
+// entry in the next comparison; one it accepts is there as created, and its
+// start, noted before anything read it, replaces it whole.
+func TestLedgerRejectedCreationLeavesNoContainer(t *testing.T) {
+	l := &ledger{kept: true}
+	pod := &api.PodSandbox{Id: "p1"}
+	l.seed(l.version(), []*api.PodSandbox{pod}, nil)
+	cur := l.openCursor()
+	defer cur.close()
+
+	bad := &api.ContainerAdjustment{}
+	// a shared mount from a path that is not a mount point: the generator
+	// fails to read its propagation
+	bad.AddMount(&api.Mount{Destination: "/x", Type: "bind", Source: t.TempDir() + "/none", Options: []string{"rbind", "rshared"}})
+	if err := adjust.Apply(&api.Container{}, bad); err == nil {
+		t.Fatal("the generator accepts the adjustment the test needs it to reject")
+	}
+	good := &api.ContainerAdjustment{}
+	good.AddAnnotation("a", "1")
+	create := func(id string, a *api.ContainerAdjustment) *api.Container {
+		c := &api.Container{Id: id, PodSandboxId: "p1", Env: []string{"A=1"}}
+		l.note(api.Event_CREATE_CONTAINER, &api.CreateContainerRequest{Pod: pod, Container: cloneContainer(c)},
+			&api.CreateContainerResponse{Adjust: a}, false)
+		return c
+	}
+	create("bad", bad)
+	create("good", good)
+	started := create("started", good)
+	started.State = api.ContainerState_CONTAINER_RUNNING
+	started.Annotations = map[string]string{"a": "1"}
+	l.note(api.Event_START_CONTAINER, &api.StartContainerRequest{Pod: pod, Container: started}, nil, false)
+
+	d, ok := cur.since()
+	if !ok {
+		t.Fatal("cursor closed")
+	}
+	var ids []string
+	for _, c := range d.ctrs {
+		ids = append(ids, c.GetId())
+	}
+	if !slices.Equal(ids, []string{"good", "started"}) {
+		t.Errorf("cursor read %v, want [good started]", ids)
+	}
+	_, ctrs, _ := l.state()
+	want := map[string]*api.Container{
+		"good":    {Id: "good", PodSandboxId: "p1", Env: []string{"A=1"}, Annotations: map[string]string{"a": "1"}, State: api.ContainerState_CONTAINER_CREATED},
+		"started": started,
+	}
+	if len(ctrs) != len(want) {
+		t.Errorf("state holds %d containers, want %d", len(ctrs), len(want))
+	}
+	for _, c := range ctrs {
+		if w := want[c.GetId()]; !proto.Equal(c, w) {
+			t.Errorf("state holds\n%v\nwant\n%v", c, w)
+		}
+	}
+	if cmp := l.seed(l.version(), []*api.PodSandbox{pod}, []*api.Container{want["good"], started}); cmp.differ != 0 {
+		t.Errorf("comparison found %v", cmp.sample)
+	}
+}

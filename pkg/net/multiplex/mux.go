@@ -81,8 +81,7 @@ type mux struct {
 	qlen    int
 	blocked bool
 
-	wmu  sync.Mutex // one write's frames go out back to back
-	wbuf []byte     // header and small payload, under wmu
+	wmu sync.Mutex // one write's frames go out back to back
 
 	mu    sync.Mutex
 	conns map[ConnID]*conn
@@ -194,24 +193,31 @@ func (m *mux) write(id ConnID, b []byte) (int, error) {
 // copyLimit is the largest payload copied next to its header.
 const copyLimit = 64 << 10
 
-// keptBuffer is the largest payload whose copy buffer the Mux keeps for the
-// next write: events fit, while the buffer of a large message (a
-// synchronization round) is not held for as long as the connection lives.
+// keptBuffer is the largest payload whose copy buffer is kept for the next
+// write (frameBufs): events fit, while the buffer of a large message (a
+// synchronization round) is not kept.
 const keptBuffer = 4 << 10
+
+// frameBufs holds the buffers small frames are assembled in, shared by every
+// Mux: a runtime holds one Mux per plugin, and an idle one holds no buffer.
+var frameBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, headerLen+keptBuffer)
+	return &b
+}}
 
 func (m *mux) writeFrame(id ConnID, payload []byte) error {
 	n := len(payload) // bytes copied next to the header
 	if n > copyLimit {
 		n = 0
 	}
-	buf := m.wbuf
-	if cap(buf) < headerLen+n {
+	var buf []byte
+	if n <= keptBuffer {
+		bp := frameBufs.Get().(*[]byte)
+		defer frameBufs.Put(bp)
+		buf = (*bp)[:headerLen+n]
+	} else {
 		buf = make([]byte, headerLen+n)
-		if n <= keptBuffer {
-			m.wbuf = buf
-		}
 	}
-	buf = buf[:headerLen+n]
 	binary.BigEndian.PutUint32(buf[0:4], uint32(id))
 	binary.BigEndian.PutUint32(buf[4:8], uint32(len(payload)))
 	copy(buf[headerLen:], payload[:n])

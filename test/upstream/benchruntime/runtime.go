@@ -81,6 +81,12 @@ func (r *runtime) Op(ctx context.Context, i int) (map[string]string, error) {
 	r.ctrs[ctr.Id] = ctr
 	r.mu.Unlock()
 	blk.Unblock()
+	// Started: the runtime reports the container running from here on, as
+	// containerd stores a started container's status before relaying its
+	// start, so that SyncFn lists what was relayed.
+	r.mu.Lock()
+	ctr.State = nri.ContainerState_CONTAINER_RUNNING
+	r.mu.Unlock()
 	if err := r.nri.StartContainer(ctx, &nri.StartContainerRequest{Pod: r.pod, Container: ctr}); err != nil {
 		return nil, err
 	}
@@ -111,8 +117,10 @@ func (r *runtime) sync(ctx context.Context, cb nri.SyncCB) error {
 	for _, c := range r.ctrs {
 		ctrs = append(ctrs, c)
 	}
-	r.mu.Unlock()
+	// The objects are the runtime's own: it holds its lock while the
+	// adaptation reads them, as containerd holds its own inside SyncFn.
 	_, err := cb(ctx, pods, ctrs)
+	r.mu.Unlock()
 	return err
 }
 
