@@ -192,6 +192,10 @@ func (g *registry) logTurnedOff(ctx context.Context, sw *switchover) {
 		g.r.log.Infof(ctx, "plugin %s superseded by %s, which does not use handover: its successors join beside it as upstream's plugins do",
 			q.describe(), sw.to.describe())
 	}
+	for _, q := range sw.standing {
+		g.r.log.Infof(ctx, "plugin %s superseded by %s, which does not use handover: it stands by while its pod runs",
+			q.describe(), sw.to.describe())
+	}
 }
 
 // swap switches p's slot to p: admission decides again, now that it takes
