@@ -11,4 +11,7 @@ var (
 	bugGenerationVsCandidate bool
 	bugStaleReactivation     bool
 	bugUpdatesDeferred       bool
+	bugLedgerMissesUpdates   bool
+	bugLedgerBringsBack      bool
+	bugStaleSwitchTicket     bool
 )

@@ -25,6 +25,9 @@ func TestExploreFindsRevertedFixes(t *testing.T) {
 		{"generation rule counts the pending candidate at a switch", &bugGenerationVsCandidate},
 		{"a reactivation runs whatever happened since it was queued", &bugStaleReactivation},
 		{"UpdateContainers during a hold deferred and answered at once", &bugUpdatesDeferred},
+		{"the ledger misses what UpdateFn and replies applied (finding 3)", &bugLedgerMissesUpdates},
+		{"a listing brings back a relayed removal (finding 4)", &bugLedgerBringsBack},
+		{"a candidate that left keeps its switch ticket (finding 2)", &bugStaleSwitchTicket},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			*tc.revert = true

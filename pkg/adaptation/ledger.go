@@ -176,6 +176,13 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 	set := func(key string, m proto.Message, entry func(old *ledgerEntry) *ledgerEntry) {
 		seen[key] = true
 		if l.gone[key] {
+			if bugLedgerBringsBack { // listed again, taken as the runtime's
+				e := entry(nil)
+				e.listed = true
+				l.bump(key)
+				e.ver = l.ver
+				l.objs[key] = e
+			}
 			return
 		}
 		old, ok := l.objs[key]
@@ -354,7 +361,7 @@ func (l *ledger) note(event api.Event, req any, rsp any, failed bool) {
 		api.Event_REMOVE_CONTAINER, api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX:
 		l.relaysLife = true
 	}
-	if r, ok := rsp.(updating); ok {
+	if r, ok := rsp.(updating); ok && !bugLedgerMissesUpdates {
 		var others []*api.ContainerUpdate
 		for _, u := range r.GetUpdate() {
 			if u != nil && "ctr/"+u.GetContainerId() != key {
@@ -400,7 +407,7 @@ func (l *ledger) applied(updates, failed []*api.ContainerUpdate) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.updatingEndsLocked(updates)
-	if l.kept && l.seeded {
+	if l.kept && l.seeded && !bugLedgerMissesUpdates {
 		l.applyLocked(updates, failed)
 	}
 }
