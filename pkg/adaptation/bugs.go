@@ -15,4 +15,5 @@ const (
 	bugLedgerMissesUpdates   = false // ledger.go: what UpdateFn applied and replies' updates are not noted
 	bugLedgerBringsBack      = false // ledger.go: a listing brings back, uncounted, a container whose removal was relayed
 	bugStaleSwitchTicket     = false // lifecycle.go: a candidate that left keeps its switch's ticket for a loss to urge
+	bugGroupKeepsOptedIn     = false // switch.go: a workload group's switch leaves the opted-in instance it turns handover off for
 )

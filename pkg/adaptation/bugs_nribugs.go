@@ -14,4 +14,5 @@ var (
 	bugLedgerMissesUpdates   bool
 	bugLedgerBringsBack      bool
 	bugStaleSwitchTicket     bool
+	bugGroupKeepsOptedIn     bool
 )

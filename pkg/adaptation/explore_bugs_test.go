@@ -28,6 +28,7 @@ func TestExploreFindsRevertedFixes(t *testing.T) {
 		{"the ledger misses what UpdateFn and replies applied (finding 3)", &bugLedgerMissesUpdates},
 		{"a listing brings back a relayed removal (finding 4)", &bugLedgerBringsBack},
 		{"a candidate that left keeps its switch ticket (finding 2)", &bugStaleSwitchTicket},
+		{"a workload group's switch leaves the opted-in instance (finding 1)", &bugGroupKeepsOptedIn},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			*tc.revert = true

@@ -81,11 +81,21 @@ type exploreConfig struct {
 	// (creation only). Either of the last two adds the removal steps.
 	order string
 	pupd  bool // every instance asks for updates in its replies (Synchronize, CreateContainer)
+	// wg: each instance runs in a pod of one DaemonSet annotated for
+	// handover (a workload group for those that do not opt in), at
+	// pod-template-generation 1, 2, 3 for a, b, c.
+	wg bool
+	// succLegacy: the successor (and the third instance) do not opt in: a
+	// rollback to an upstream-stub build, or NRI_PLUGIN_HANDOVER=off.
+	succLegacy bool
 }
 
 func (c exploreConfig) String() string {
 	s := []string{"pred=" + c.pred, "succ=full"}
-	if c.succDelta {
+	switch {
+	case c.succLegacy:
+		s[1] = "succ=legacy"
+	case c.succDelta:
 		s[1] = "succ=delta"
 	}
 	if c.grace {
@@ -109,6 +119,9 @@ func (c exploreConfig) String() string {
 	if c.pupd {
 		s = append(s, "pupd")
 	}
+	if c.wg {
+		s = append(s, "wg")
+	}
 	return strings.Join(s, ",")
 }
 
@@ -120,7 +133,7 @@ func parseExploreConfig(s string) (exploreConfig, error) {
 		case "pred":
 			c.pred = v
 		case "succ":
-			c.succDelta = v == "delta"
+			c.succDelta, c.succLegacy = v == "delta", v == "legacy"
 		case "grace":
 			c.grace = true
 		case "third":
@@ -135,6 +148,8 @@ func parseExploreConfig(s string) (exploreConfig, error) {
 			c.order = v
 		case "pupd":
 			c.pupd = true
+		case "wg":
+			c.wg = true
 		default:
 			return c, fmt.Errorf("unknown config field %q", f)
 		}
@@ -238,6 +253,9 @@ type explorer struct {
 	failSeen bool // UpdateFn was handed the update step's update of "fail"
 	// The removal steps on CRI-O: relayed, and dropped from the stores.
 	removeRelayed, storeRan bool
+	placing                 map[int64]string // goroutine -> the instance whose registration it runs (wg)
+	sent                    map[string][]sendRec
+	lastActive              map[string]int // when each instance was last seen active
 }
 
 type exploreFake struct {
@@ -312,7 +330,11 @@ func (e *explorer) probe(ctx context.Context, point string, p *plugin) {
 	case pointGraceDone, pointDrain, pointActivate:
 	default:
 		e.checkOneActive(point + "@" + who)
+		e.sampleActive()
 		e.arrive(point + "@" + who)
+		if point == pointRegister {
+			e.registersOn(who) // its pod is placed next, on this goroutine
+		}
 	}
 }
 
@@ -397,6 +419,9 @@ func (e *explorer) newFake(who string, gen uint64, opted, delta bool) *exploreFa
 	}
 	f.onSync = func(req *api.SynchronizeRequest) {
 		e.round(who, req)
+		if e.cfg.pupd && !req.GetMore() {
+			e.sending(who) // its reply asks for updates
+		}
 		if e.inHoldUnderLock() {
 			e.violate("Synchronize to %s in a hold under the adaptation's lock", who)
 		}
@@ -426,6 +451,7 @@ func (e *explorer) newFake(who string, gen uint64, opted, delta bool) *exploreFa
 		if e.cfg.callback && req.GetRole() == api.PluginRole_PLUGIN_ROLE_ACTIVE {
 			// Re-applying its policy: UpdateFn takes the runtime's mutex,
 			// which an event relay may hold meanwhile.
+			e.sending(who)
 			_, err := f.runtime.UpdateContainers(ctx, &api.UpdateContainersRequest{
 				Update: []*api.ContainerUpdate{marked("c0", gen)},
 			})
@@ -547,7 +573,8 @@ const exploreDeadline = 30 * time.Second
 func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult {
 	e := &explorer{cfg: cfg, gatedStep: -1, updateStep: -1, counts: map[string]int{}, quiet: make(chan struct{}), blocked: map[int]chan struct{}{},
 		lost: map[string]bool{}, lostC: map[string]chan struct{}{}, fakes: map[string]*exploreFake{}, relayed: map[string][]string{},
-		hist: map[string][]rtValue{}, ops: map[int]int{}, regVer: map[string]int{}, rounds: map[string]*firstRound{}}
+		hist: map[string][]rtValue{}, ops: map[int]int{}, regVer: map[string]int{}, rounds: map[string]*firstRound{},
+		placing: map[int64]string{}, sent: map[string][]sendRec{}, lastActive: map[string]int{}}
 	close(e.quiet)
 	var res scheduleResult
 	fail := func(format string, args ...any) {
@@ -612,6 +639,9 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 		WithPluginPath(filepath.Join(dir, "none")), WithPluginConfigPath(filepath.Join(dir, "none"))}
 	if cfg.grace {
 		opts = append(opts, WithStandbyGrace(time.Hour))
+	}
+	if cfg.wg {
+		opts = append(opts, WithWorkloadResolver(explorePods{e}))
 	}
 	// UpdateFn applies the updates to the runtime's containers and fails
 	// that of container "fail" (which does not exist): a plugin that did not
@@ -700,11 +730,11 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 	// "now" targets are reached at once, when it is their turn.
 	r.syncGate.onWait = func() { e.stepBlockedGated() }
 
-	b := e.newFake("b", 2, true, cfg.succDelta)
+	b := e.newFake("b", 2, !cfg.succLegacy, cfg.succDelta)
 	fakes = append(fakes, b)
 	var c *exploreFake
 	if cfg.third {
-		c = e.newFake("c", 3, true, cfg.succDelta)
+		c = e.newFake("c", 3, !cfg.succLegacy, cfg.succDelta)
 		fakes = append(fakes, c)
 	}
 	bReg := make(chan struct{})
@@ -855,6 +885,7 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 					<-lostC // bounded by the schedule's deadline: Stop closes it
 				}
 			case "update":
+				e.sending("a")
 				rpl, uerr := a.runtime.UpdateContainers(ctx, &api.UpdateContainersRequest{
 					Update: []*api.ContainerUpdate{marked("c0", 1), {ContainerId: "fail"}},
 				})
@@ -1178,6 +1209,14 @@ func exploreConfigs() []exploreConfig {
 						}
 					}
 				}
+				// A workload group: successors that do not opt in (a
+				// rollback to an upstream-stub build, the kill switch)
+				// after each kind of predecessor, and one that opts in
+				// after a predecessor that did not.
+				for _, pred := range []string{"legacy", "opted", "delta"} {
+					cs = append(cs, exploreConfig{pred: pred, succLegacy: true, grace: grace, third: third, crash: crash, wg: true, pupd: true})
+				}
+				cs = append(cs, exploreConfig{pred: "legacy", succDelta: true, grace: grace, third: third, crash: crash, wg: true, pupd: true})
 			}
 		}
 	}
