@@ -307,9 +307,11 @@ ifeq ($(MANIFEST),)
 endif
 
 # model checks the Promela models of the handover core, "ledger + hold"
-# (hack/model/hold.pml, gate.pml, idle.pml, and issue 17's legacy.pml and
-# grace.pml) with spin, then that each broken variant of a model is rejected
-# (hack/model/check.sh). Needs Debian's spin and gcc; about 1 minute of CPU.
+# (hack/model/hold.pml, gate.pml, idle.pml, issue 17's legacy.pml and
+# grace.pml, the workload group's workload.pml and what a successor is told,
+# ledger.pml) with spin: 20 configurations; then that each of the 22 broken
+# variants of a model is rejected (hack/model/check.sh). Needs Debian's spin
+# and gcc; about 1 minute of CPU.
 .PHONY: model
 model:
 	hack/model/check.sh

@@ -16,4 +16,5 @@ const (
 	bugLedgerBringsBack      = false // ledger.go: a listing brings back, uncounted, a container whose removal was relayed
 	bugStaleSwitchTicket     = false // lifecycle.go: a candidate that left keeps its switch's ticket for a loss to urge
 	bugGroupKeepsOptedIn     = false // switch.go: a workload group's switch leaves the opted-in instance it turns handover off for
+	bugWorkloadByLabels      = false // resolver.go: a pod's workload is its labels, so a chart upgrade is another workload
 )

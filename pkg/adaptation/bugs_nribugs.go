@@ -15,4 +15,5 @@ var (
 	bugLedgerBringsBack      bool
 	bugStaleSwitchTicket     bool
 	bugGroupKeepsOptedIn     bool
+	bugWorkloadByLabels      bool
 )

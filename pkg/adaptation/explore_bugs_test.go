@@ -29,6 +29,7 @@ func TestExploreFindsRevertedFixes(t *testing.T) {
 		{"a listing brings back a relayed removal (finding 4)", &bugLedgerBringsBack},
 		{"a candidate that left keeps its switch ticket (finding 2)", &bugStaleSwitchTicket},
 		{"a workload group's switch leaves the opted-in instance (finding 1)", &bugGroupKeepsOptedIn},
+		{"a chart upgrade is another workload (finding 7)", &bugWorkloadByLabels},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			*tc.revert = true

@@ -333,7 +333,9 @@ func (x explorePods) Place(string, []*api.PodSandbox, []*api.Container) (PeerPla
 	name := "p-h" + who
 	return PeerInPod, &PeerPod{Namespace: "kube-system", Name: name, UID: "uid-" + name, ContainerID: "c-" + name,
 		TemplateGeneration: tg, HasTemplateGeneration: true, Handover: HandoverWorkload,
-		Labels: map[string]string{"app": "p", "pod-template-generation": strconv.FormatInt(tg, 10), "controller-revision-hash": "h" + who}}
+		// Each generation a chart upgrade: the chart stamps its version.
+		Labels: map[string]string{"app": "p", "pod-template-generation": strconv.FormatInt(tg, 10), "controller-revision-hash": "h" + who,
+			"helm.sh/chart": "p-v0.1" + strconv.FormatInt(tg, 10) + ".0", "app.kubernetes.io/version": "v0.1" + strconv.FormatInt(tg, 10) + ".0"}}
 }
 
 func (explorePods) Workload(pod *PeerPod) string { return KubernetesResolver{}.Workload(pod) }
