@@ -142,11 +142,24 @@ func (e *explorer) endOp(id int) {
 	e.ops[id] = e.rtVer
 }
 
-// registering records the runtime's version when who registers.
+// registering records the runtime's version when who registers, and the
+// containers with an UpdateFn call in flight then: the runtime may have
+// applied it and the ledger not noted it yet (the one window left:
+// hack/model/ledger.pml's S1 excuses such a container).
 func (e *explorer) registering(who string) {
+	l := &e.r.ledger
+	l.mu.Lock()
+	var inFlight []string
+	for key, n := range l.updating {
+		if id, ok := strings.CutPrefix(key, "ctr/"); ok && n > 0 {
+			inFlight = append(inFlight, id)
+		}
+	}
+	l.mu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.regVer[who] = e.rtVer
+	e.updatingAtReg[who] = inFlight
 }
 
 // round records a Synchronize message to who.
@@ -180,6 +193,14 @@ func (e *explorer) round(who string, req *api.SynchronizeRequest) {
 	for _, id := range req.GetRemovedContainers() {
 		fr.later[id] = true
 	}
+}
+
+// removal records that the runtime relays the removal of container id.
+func (e *explorer) removal(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seq++
+	e.removing[id] = e.seq
 }
 
 // relay records an event about container id relayed to who.
@@ -221,7 +242,7 @@ func (e *explorer) checkRounds() []string {
 			ids[id] = true
 		}
 		for id := range ids {
-			if fr.later[id] || slices.ContainsFunc(e.relays, func(x relayRec) bool { return x.seq > fr.seq && x.who == who && x.id == id }) {
+			if fr.later[id] || slices.Contains(e.updatingAtReg[who], id) || slices.ContainsFunc(e.relays, func(x relayRec) bool { return x.seq > fr.seq && x.who == who && x.id == id }) {
 				continue
 			}
 			told, ok := fr.ctrs[id]
@@ -236,6 +257,11 @@ func (e *explorer) checkRounds() []string {
 				case v.ver <= hi:
 					valid = append(valid, v.val)
 				}
+			}
+			if s, ok := e.removing[id]; ok && s < fr.seq {
+				// Its removal was relayed: a store that lags behind
+				// (CRI-O) still lists it, the ledger never brings it back.
+				valid = append(valid, "absent")
 			}
 			if !slices.Contains(valid, told) {
 				fails = append(fails, fmt.Sprintf("%s's first round told %s %s; SyncFn showed %q from its registration to its round", who, id, told, valid))
