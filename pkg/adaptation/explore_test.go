@@ -711,8 +711,16 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 	}
 	if cfg.order != "moby" {
 		// c0 started: a runtime that relays a container's life past its
-		// creation, whose ledger a takeover may use.
-		if err := r.StartContainer(context.Background(), &api.StartContainerRequest{Pod: pod, Container: c0}); err != nil {
+		// creation, whose ledger a takeover may use. Relayed under the
+		// runtime's mutex with the container as the runtime has it now
+		// (a's ACTIVE-handler update may have been applied meanwhile).
+		rt.nriMu.Lock()
+		rt.mu.Lock()
+		started := proto.Clone(rt.containers[0]).(*api.Container)
+		rt.mu.Unlock()
+		err := r.StartContainer(context.Background(), &api.StartContainerRequest{Pod: pod, Container: started})
+		rt.nriMu.Unlock()
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
