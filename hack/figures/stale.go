@@ -21,6 +21,7 @@ var measures = map[string][]string{
 	"e2e-docker":             {"api", "pkg", "internal", "containerd-nri", "examples", "test/realdocker", "test/realruntime"},
 	"e2e-kubernetes":         {"api", "pkg", "internal", "containerd-nri", "examples", "deploy", "test/realkube", "test/realruntime"},
 	"patterns":               {"test/upstream/patterns"},
+	"explore-power":          {"pkg/adaptation"},
 }
 
 // staleResults lists each results file whose commit is older than the last change

@@ -40,8 +40,9 @@ trap 'rm -rf "$work"' EXIT
 # -DCOLLAPSE), bit (-DBITSTATE), ltl (acceptance, weak fairness).
 # workload.pml's and ledger.pml's configurations are spin defines instead
 # (workload.pml: NEV events, NKILL kills, WITH_C a later rollout, NO_RESTART
-# no restarts; ledger.pml: RT the runtime's order of events), one verifier
-# each.
+# no restarts, WITH_O an opted-in build before the members, CHART the later
+# pods' chart upgraded; ledger.pml: RT the runtime's order of events), one
+# verifier each.
 configs=(
 	"hold|opted-in+delta -> delta successor, standby|2 1 1 0 1 1 1 0|full"
 	"hold|opted-in+delta -> successor without delta, standby, a failure|2 0 1 0 1 1 1 1|full"
@@ -59,6 +60,7 @@ configs=(
 	"workload|restarts of both, one kill, one event|-DNEV=1 -DNKILL=1|full"
 	"workload|two kills, two events|-DNEV=2 -DNKILL=2 -DNO_RESTART|full"
 	"workload|a later rollout, one kill|-DNEV=0 -DNKILL=1 -DWITH_C -DNO_RESTART|full"
+	"workload|an opted-in build first, then members that turn handover off (rollback, kill switch), one kill, two events|-DNEV=2 -DNKILL=1 -DWITH_O|full"
 	"ledger|what a successor is told, containerd's order|-DRT=0|full"
 	"ledger|what a successor is told, CRI-O's order (no gate, removal relayed first)|-DRT=1|full"
 	"ledger|what a successor is told, moby's order (creation only)|-DRT=2|full"
@@ -142,6 +144,9 @@ negatives=(
 	"workload|BUG_IDLE_UPDATE|-DNEV=0 -DNKILL=0 -DNO_RESTART|full|U1_one_writer"
 	"workload|BUG_CONNECT_ORDER|-DNEV=0 -DNKILL=1|full|R1_newest_takes_over"
 	"workload|BUG_NO_REJOIN|-DNEV=0 -DNKILL=1 -DWITH_C -DNO_RESTART|full|R2_newest_serves"
+	"workload|BUG_GROUP_KEEPS_OPTED|-DNEV=1 -DNKILL=0 -DWITH_O -DNO_RESTART|full|E2_one_receives"
+	"workload|BUG_WORKLOAD_BY_LABELS|-DNEV=1 -DNKILL=0 -DNO_RESTART -DCHART|full|E2_one_receives"
+	"hold|BUG_STALE_REACTIVATION|2 1 1 1 0 0 1 0|full|A1_one_active"
 	"ledger|BUG_UPDATE_NOT_NOTED|-DRT=0|full|X1_exact_on_containerd"
 	"ledger|BUG_REMOVAL_READDED|-DRT=1|full|S1_told_the_node"
 	"ledger|BUG_TRUST_ALWAYS|-DRT=2|full|S1_told_the_node"

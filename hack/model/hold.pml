@@ -79,6 +79,9 @@
  *       slot's vacancy flag its successor waits on -> nobody serves
  *   BUG_HOLD_UNDER_MU     the holder keeps r.mu across its round trips and
  *       the deferred updates                     -> deadlock with rmu
+ *   BUG_STALE_REACTIVATION (issue 39 finding 5) a reactivation queued
+ *       behind a successor's hold runs whatever happened since: it swaps
+ *       the standby in over the completed takeover  -> A1
  */
 
 #define NI 3
@@ -357,7 +360,11 @@ proctype reactivate(byte s) {
 	byte mine;
 	takeHold();
 	if
+#ifdef BUG_STALE_REACTIVATION
+	:: closed[s] -> /* its reason is not checked again: a takeover completed meanwhile is undone */
+#else
 	:: standby != s || closed[s] || route != NONE ->
+#endif
 		atomic { if :: route == NONE && standby == NONE -> vacant = true :: else fi; hmu = 0; mu = false; held = false; running-- }
 		goto out
 #ifdef BUG_REACT_REFUSED

@@ -52,15 +52,36 @@
  *   BUG_NO_REJOIN     only a group with nobody active joins an idle member
  *                     (the code before this model): a candidate displaced
  *                     by a newer one that died stays idle         -> R2
+ *
+ * Admission's rows for the group (issue 39), with WITH_O: the workload ran
+ * a build WithHandover first, O (generation 1, opted in, its pod annotated
+ * too), active when the model starts; A is not run. B and B2 (generation
+ * 2) are its rollback to an upstream-stub build or its rollout with
+ * NRI_PLUGIN_HANDOVER=off: members that turn handover off. The rows: a
+ * member no newer than O stays idle (beside); a newer one takes over at
+ * its switch, which retires O (turnsOff: O is told it was superseded and
+ * exits), the same switch as every plugin's that did not opt in. And with
+ * CHART: B, B2 and C run the chart upgraded (their pods' labels carry the
+ * chart's next version); a pod's workload is its controller's name, so
+ * they are the workload of A all the same.
+ *
+ *   BUG_GROUP_KEEPS_OPTED the group's switch knows nothing of O (issue 39
+ *                     finding 1): O stays in the dispatch list    -> E2
+ *   BUG_WORKLOAD_BY_LABELS with CHART: a pod's workload is its labels, so
+ *                     the upgraded pods are another workload, another
+ *                     group whose newest serves beside (issue 39
+ *                     finding 7)                                  -> E2
  */
 
-#define NI 5
+#define NI 6
 #define A 0
 #define B 1
 #define A2 2
 #define B2 3
 #define C 4
+#define O 5
 #define NONE 255
+#define NG 2 /* groups: 1 only for the upgraded pods under BUG_WORKLOAD_BY_LABELS */
 
 /* The configuration, set with -D by hack/model/check.sh. */
 #ifndef NEV
@@ -71,9 +92,10 @@
 #endif
 
 
-mtype = { UNREG, CAND, ACTIVE, IDLE, GONE };
+mtype = { UNREG, CAND, ACTIVE, IDLE, GONE, OPTED };
 
 byte gen[NI];
+byte grp[NI];      /* its workload group */
 mtype st[NI];
 bool alive[NI];    /* its process runs; its connection is open */
 bool killed[NI];   /* kill -9 */
@@ -82,7 +104,7 @@ bool listed[NI];   /* in the dispatch list */
 bool admitted[NI]; /* configured */
 bool joining[NI];  /* its join loop runs */
 byte seen[NI];     /* the events it knows: relayed to it, or up to its Synchronize */
-byte act = NONE, cand = NONE; /* the active member, the candidate */
+byte act[NG], cand[NG]; /* each group's active member and candidate */
 bool gate;         /* the sync gate, held by a join */
 byte nd;           /* events relayed */
 byte nkill;
@@ -91,7 +113,7 @@ byte busy = 3;     /* processes not done but init: the kubelet, killer, runtime,
 
 hidden byte I1_idle_no_events, E1_no_gap, E2_one_receives, U1_one_writer, R1_newest_takes_over, R2_newest_serves;
 hidden byte rp, rn; /* the runtime's loop */
-hidden byte i, best;
+hidden byte i, best, g;
 
 #define placed(q) (st[q] == CAND || st[q] == ACTIVE || st[q] == IDLE)
 
@@ -99,15 +121,20 @@ hidden byte i, best;
  * groupMayUpdate accepts (the active member's, or the candidate's while
  * nobody is active) comes from the only instance that may receive events. */
 #ifdef BUG_IDLE_UPDATE
-#define mayUpdate(p) (act == p || act == NONE && cand == p || st[p] == IDLE)
+#define mayUpdate(p) (act[grp[p]] == p || act[grp[p]] == NONE && cand[grp[p]] == p || st[p] == IDLE)
 #else
-#define mayUpdate(p) (act == p || act == NONE && cand == p)
+#define mayUpdate(p) (act[grp[p]] == p || act[grp[p]] == NONE && cand[grp[p]] == p)
 #endif
+/* Another instance of p's group is listed. O is not counted: before its
+ * switch a member that turns handover off for O may update as any plugin
+ * written for upstream may (upstream's UpdateContainers; so outside a
+ * group too). */
+#define otherListed(p) (act[grp[p]] != NONE && act[grp[p]] != p && listed[act[grp[p]]])
 inline writers() {
 	i = 0;
 	do
 	:: i < NI ->
-		assert(!(alive[i] && placed(i) && mayUpdate(i)) || act == NONE || act == i || !listed[act] || U1_one_writer);
+		assert(!(alive[i] && placed(i) && mayUpdate(i)) || !otherListed(i) || U1_one_writer);
 		i++
 	:: else -> break
 	od;
@@ -120,13 +147,13 @@ inline rebuild() {
 	do
 	:: i < NI ->
 #ifdef BUG_IDLE_LISTED
-		listed[i] = listed[i] || (act == i);
+		listed[i] = listed[i] || (act[grp[i]] == i || st[i] == OPTED);
 		if
 		:: st[i] == GONE -> listed[i] = false
 		:: else -> skip
 		fi;
 #else
-		listed[i] = (act == i);
+		listed[i] = (act[grp[i]] == i || st[i] == OPTED);
 #endif
 		i++
 	:: else -> break
@@ -138,13 +165,13 @@ inline rebuild() {
 /* groupNext: the newest idle member that runs is the candidate if nobody
  * is joining and it is newer than the active one or nobody is active; it
  * joins now if configured, else once configured. g.mu is held. */
-inline groupNext() {
+inline groupNext(g) {
 	best = NONE;
 	i = 0;
 	do
 	:: i < NI ->
 		if
-		:: st[i] == IDLE && alive[i] && (best == NONE || gen[i] > gen[best]) -> best = i
+		:: st[i] == IDLE && grp[i] == g && alive[i] && (best == NONE || gen[i] > gen[best]) -> best = i
 		:: else -> skip
 		fi;
 		i++
@@ -153,12 +180,12 @@ inline groupNext() {
 	i = 0;
 #ifdef BUG_NO_REJOIN
 	if
-	:: best != NONE && cand == NONE && act == NONE ->
+	:: best != NONE && cand[g] == NONE && act[g] == NONE && !(listed[O] && gen[best] <= gen[O]) ->
 #else
 	if
-	:: best != NONE && cand == NONE && (act == NONE || gen[best] > gen[act]) ->
+	:: best != NONE && cand[g] == NONE && (act[g] == NONE || gen[best] > gen[act[g]]) && !(listed[O] && gen[best] <= gen[O]) ->
 #endif
-		st[best] = CAND; cand = best;
+		st[best] = CAND; cand[g] = best;
 		if
 		:: !joining[best] && admitted[best] -> joining[best] = true; busy++; run join(best)
 		:: else -> skip /* its join loop, or its configuration, takes it from here */
@@ -174,16 +201,17 @@ inline remove(p) {
 	if
 	:: placed(p) ->
 		if
-		:: act == p -> act = NONE
+		:: act[grp[p]] == p -> act[grp[p]] = NONE
 		:: else -> skip
 		fi;
 		if
-		:: cand == p -> cand = NONE
+		:: cand[grp[p]] == p -> cand[grp[p]] = NONE
 		:: else -> skip
 		fi;
 		st[p] = GONE;
 		rebuild();
-		groupNext()
+		groupNext(grp[p])
+	:: st[p] == OPTED -> st[p] = GONE; rebuild() /* its own slot: nobody of the group is started for it */
 	:: else -> skip
 	fi
 }
@@ -193,7 +221,7 @@ inline newest(p) {
 	i = 0;
 	do
 	:: i < NI ->
-		assert(!placed(i) || gen[i] <= gen[p] || R1_newest_takes_over);
+		assert(!placed(i) || grp[i] != grp[p] || gen[i] <= gen[p] || R1_newest_takes_over);
 		i++
 	:: else -> break
 	od;
@@ -215,16 +243,23 @@ again:
 				:: true ->
 #else
 				if
-				:: act != NONE && gen[p] <= gen[act] -> /* errIdled */
-					st[p] = IDLE; cand = NONE
+				:: act[grp[p]] != NONE && gen[p] <= gen[act[grp[p]]] || listed[O] && gen[p] <= gen[O] -> /* errIdled; beside */
+					st[p] = IDLE; cand[grp[p]] = NONE
 				:: else ->
 #endif
 					newest(p);
 					if
-					:: act != NONE -> st[act] = IDLE
+					:: act[grp[p]] != NONE -> st[act[grp[p]]] = IDLE
 					:: else -> skip
 					fi;
-					st[p] = ACTIVE; act = p; cand = NONE;
+					st[p] = ACTIVE; act[grp[p]] = p; cand[grp[p]] = NONE;
+#ifndef BUG_GROUP_KEEPS_OPTED
+					if
+					:: st[O] == OPTED -> /* turnsOff: told it was superseded, it exits */
+						st[O] = GONE; alive[O] = false
+					:: else -> skip
+					fi;
+#endif
 					rebuild()
 				fi
 			:: else -> skip /* idled (errIdled) or gone (errDisplaced) */
@@ -250,21 +285,21 @@ proctype instance(byte p) {
 		:: else -> skip
 		fi;
 		/* placeInGroup */
-		best = (cand != NONE -> cand : act);
+		best = (cand[grp[p]] != NONE -> cand[grp[p]] : act[grp[p]]);
 #ifdef BUG_CONNECT_ORDER
 		if
 		:: false ->
 #else
 		if
-		:: best != NONE && gen[p] <= gen[best] ->
+		:: best != NONE && gen[p] <= gen[best] || listed[O] && gen[p] <= gen[O] -> /* newer; beside */
 #endif
 			st[p] = IDLE
 		:: else ->
 			if
-			:: cand != NONE -> st[cand] = IDLE
+			:: cand[grp[p]] != NONE -> st[cand[grp[p]]] = IDLE
 			:: else -> skip
 			fi;
-			st[p] = CAND; cand = p
+			st[p] = CAND; cand[grp[p]] = p
 		fi;
 		best = NONE;
 		writers()
@@ -272,7 +307,7 @@ proctype instance(byte p) {
 	atomic { /* configured: admit, configured */
 		admitted[p] = true;
 		if
-		:: st[p] == IDLE -> groupNext()
+		:: st[p] == IDLE -> groupNext(grp[p])
 		:: st[p] == CAND && !joining[p] -> joining[p] = true; busy++; run join(p)
 		:: else -> skip
 		fi
@@ -307,6 +342,7 @@ active proctype killer() {
 	kill(A2)
 	kill(B2)
 	kill(C)
+	kill(O)
 	:: true -> break
 	od;
 	busy--
@@ -326,7 +362,7 @@ active proctype runtime() {
 				if
 				:: listed[rp] ->
 					rn++;
-					assert(st[rp] == ACTIVE || I1_idle_no_events);
+					assert(st[rp] == ACTIVE || st[rp] == OPTED || I1_idle_no_events);
 					if
 					:: alive[rp] ->
 						assert(seen[rp] == nd - 1 || E1_no_gap);
@@ -347,20 +383,31 @@ active proctype runtime() {
 }
 
 init {
-	gen[A] = 1; gen[A2] = 1; gen[B] = 2; gen[B2] = 2; gen[C] = 3;
+	gen[A] = 1; gen[A2] = 1; gen[B] = 2; gen[B2] = 2; gen[C] = 3; gen[O] = 1;
 	i = 0;
 	do
 	:: i < NI -> st[i] = UNREG; i++
 	:: else -> break
 	od;
 	i = 0;
+	act[0] = NONE; act[1] = NONE; cand[0] = NONE; cand[1] = NONE;
+#if defined(CHART) && defined(BUG_WORKLOAD_BY_LABELS)
+	grp[B] = 1; grp[B2] = 1; grp[C] = 1;
+#endif
 #ifdef WITH_C
 	withC = true;
 #endif
 	atomic {
+#ifdef WITH_O
+		st[O] = OPTED; alive[O] = true; listed[O] = true; seen[O] = nd; /* active, synchronized */
+		alive[B] = true;
+		busy = busy + 1;
+		run instance(B);
+#else
 		alive[A] = true; alive[B] = true;
 		busy = busy + 2;
 		run instance(A); run instance(B);
+#endif
 		if
 		:: withC -> alive[C] = true; busy++; run instance(C)
 		:: else -> skip
@@ -369,17 +416,23 @@ init {
 	/* the end: every other process done */
 	(busy == 0 && !gate);
 	atomic {
-		best = NONE;
-		i = 0;
+		g = 0;
 		do
-		:: i < NI ->
-			if
-			:: alive[i] && placed(i) && (best == NONE || gen[i] > gen[best]) -> best = i
-			:: else -> skip
-			fi;
-			i++
+		:: g < NG ->
+			best = NONE;
+			i = 0;
+			do
+			:: i < NI ->
+				if
+				:: alive[i] && placed(i) && grp[i] == g && (best == NONE || gen[i] > gen[best]) -> best = i
+				:: else -> skip
+				fi;
+				i++
+			:: else -> break
+			od;
+			assert(best == NONE || act[g] == best || R2_newest_serves);
+			g++
 		:: else -> break
-		od;
-		assert(best == NONE || act == best || R2_newest_serves)
+		od
 	}
 }

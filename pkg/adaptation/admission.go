@@ -300,7 +300,8 @@ func (g *registry) warnMistakes(p *plugin, s *slot) {
 		return
 	}
 	for q := range g.all {
-		if q.base == p.base || !q.handsOver() || q.slot == nil || (q.state != stateActive && q.state != stateCandidate) ||
+		// Placed first: a plugin still registering is not named yet.
+		if q.slot == nil || (q.state != stateActive && q.state != stateCandidate) || q.base == p.base || !q.handsOver() ||
 			q.ident == nil || q.ident.place != PeerInPod || q.ident.pod.UID == p.ident.pod.UID ||
 			supersedeSameWorkload(g.policy.resolver, q.identity(), p.identity()) != nil {
 			continue

@@ -11,4 +11,9 @@ var (
 	bugGenerationVsCandidate bool
 	bugStaleReactivation     bool
 	bugUpdatesDeferred       bool
+	bugLedgerMissesUpdates   bool
+	bugLedgerBringsBack      bool
+	bugStaleSwitchTicket     bool
+	bugGroupKeepsOptedIn     bool
+	bugWorkloadByLabels      bool
 )

@@ -217,6 +217,13 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 				goneSeen = map[string]bool{}
 			}
 			goneSeen[string(kb)] = true
+			if bugLedgerBringsBack { // listed again, taken as the runtime's
+				e := entry(nil)
+				e.listed, e.seen = true, gen
+				l.bump(string(kb))
+				e.ver = l.ver
+				l.objs[string(kb)] = e
+			}
 			return
 		}
 		old, ok := l.objs[string(kb)]
@@ -403,7 +410,7 @@ func (l *ledger) note(event api.Event, req any, rsp any, failed bool) {
 		api.Event_REMOVE_CONTAINER, api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX:
 		l.relaysLife = true
 	}
-	if r, ok := rsp.(updating); ok {
+	if r, ok := rsp.(updating); ok && !bugLedgerMissesUpdates {
 		var others []*api.ContainerUpdate
 		for _, u := range r.GetUpdate() {
 			if u != nil && "ctr/"+u.GetContainerId() != key {
@@ -449,7 +456,7 @@ func (l *ledger) applied(updates, failed []*api.ContainerUpdate) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.updatingEndsLocked(updates)
-	if l.kept && l.seeded {
+	if l.kept && l.seeded && !bugLedgerMissesUpdates {
 		l.applyLocked(updates, failed)
 	}
 }

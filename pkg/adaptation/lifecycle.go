@@ -140,7 +140,9 @@ func (p *plugin) setRole(role api.PluginRole) {
 // the newcomer took its place, before the newcomer has a ticket. g.mu is
 // held.
 func (s *slot) candidateLeft(r *Adaptation) {
-	s.switching = nil
+	if !bugStaleSwitchTicket {
+		s.switching = nil
+	}
 	if t := s.reserved; t != nil {
 		s.reserved = nil
 		r.release(t)

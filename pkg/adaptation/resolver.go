@@ -6,6 +6,7 @@ package adaptation
 // generations.
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/nri-handover/nri/api"
@@ -41,6 +42,16 @@ func (KubernetesResolver) Place(cgroup string, pods []*api.PodSandbox, ctrs []*a
 
 // Workload implements WorkloadResolver: controllerName.
 func (KubernetesResolver) Workload(pod *PeerPod) string {
+	if bugWorkloadByLabels { // the pod's labels but the controller's per-revision ones
+		var kv []string
+		for k, v := range pod.Labels {
+			if k != "pod-template-generation" && k != "controller-revision-hash" && k != "pod-template-hash" {
+				kv = append(kv, k+"="+v)
+			}
+		}
+		slices.Sort(kv)
+		return strings.Join(kv, ",")
+	}
 	return controllerName(pod.Name, pod.Labels["pod-template-hash"])
 }
 

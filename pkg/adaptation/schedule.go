@@ -47,8 +47,8 @@ func WithScheduleHook(hook func(point string)) Option {
 const (
 	pointServed       = "served"       // serveConn returned
 	pointLost         = "lost"         // a lost connection was taken out of its slot
-	pointReactivating = "reactivating" // a reactivation was started
-	pointReactivated  = "reactivated"  // a reactivation ended
+	pointReactivating = "reactivating" // a reactivation, or a workload group member's join again, was started
+	pointReactivated  = "reactivated"  // it ended
 	pointHoldWait     = "hold-wait"    // an event waits for a hold (the hold's lock is held)
 	pointUpdateWait   = "update-wait"  // a plugin's UpdateContainers waits for a hold (the hold's lock is held)
 )

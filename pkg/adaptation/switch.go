@@ -222,6 +222,9 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	sw := &switchover{to: p, from: s.active, legacy: legacy}
 	if !p.handsOver() {
 		sw.legacy, sw.optedIn = nil, legacy
+		if bugGroupKeepsOptedIn && s.group != "" {
+			sw.optedIn = nil
+		}
 	}
 	if old := sw.from; old != nil && s.group != "" {
 		// A member has no notion of standing by: the instance it

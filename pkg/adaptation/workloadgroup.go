@@ -185,8 +185,10 @@ func (g *registry) groupNext(s *slot) {
 	}
 	best.join = joinRunning
 	g.r.wg.Add(1)
+	g.r.trace(nil, pointReactivating, best)
 	go func() {
 		defer g.r.wg.Done()
+		defer g.r.trace(nil, pointReactivated, best)
 		_ = g.join(g.r.ctx, best)
 	}()
 }
