@@ -523,7 +523,13 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 		case api.Event_UPDATE_CONTAINER:
 			c = cloneContainer(c)
 		default:
-			c = cloneContainerReusing(c, objs[key].getCtr())
+			if old := objs[key]; old != nil && old.created != nil {
+				// The creation's copy, which no reader has seen (settle
+				// hands it out) and this event replaces: reused in place.
+				c = recycleContainer(c, old.ctr)
+			} else {
+				c = cloneContainerReusing(c, objs[key].getCtr())
+			}
 		}
 		switch event {
 		case api.Event_CREATE_CONTAINER:
