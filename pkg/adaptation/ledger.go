@@ -43,6 +43,13 @@ import (
 	"github.com/nri-handover/nri/internal/adjust"
 )
 
+// ledger holds, per pod and container, its own copy of the object as the
+// runtime last showed it (ledgerEntry), whole: a comparison with SyncFn
+// counts any field that differs, and a takeover's Synchronize hands plugins
+// whole objects. Copies, not the runtime's objects: those share maps with
+// the runtime's stores (containerd's labels and annotations), merging edits
+// a creation's in place, and a runtime may change what it relayed later.
+// Copies share equal parts with the entry's previous copy (objects.go).
 type ledger struct {
 	mu     sync.Mutex
 	kept   bool // the runtime offers handover: events are noted
