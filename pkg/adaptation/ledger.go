@@ -43,6 +43,13 @@ import (
 	"github.com/nri-handover/nri/internal/adjust"
 )
 
+// ledger holds, per pod and container, its own copy of the object as the
+// runtime last showed it (ledgerEntry), whole: a comparison with SyncFn
+// counts any field that differs, and a takeover's Synchronize hands plugins
+// whole objects. Copies, not the runtime's objects: those share maps with
+// the runtime's stores (containerd's labels and annotations), merging edits
+// a creation's in place, and a runtime may change what it relayed later.
+// Copies share equal parts with the entry's previous copy (objects.go).
 type ledger struct {
 	mu     sync.Mutex
 	kept   bool // the runtime offers handover: events are noted
@@ -530,7 +537,13 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 		case api.Event_UPDATE_CONTAINER:
 			c = cloneContainer(c)
 		default:
-			c = cloneContainerReusing(c, objs[key].getCtr())
+			if old := objs[key]; old != nil && old.created != nil {
+				// The creation's copy, which no reader has seen (settle
+				// hands it out) and this event replaces: reused in place.
+				c = recycleContainer(c, old.ctr)
+			} else {
+				c = cloneContainerReusing(c, objs[key].getCtr())
+			}
 		}
 		switch event {
 		case api.Event_CREATE_CONTAINER:

@@ -593,3 +593,36 @@ func TestLedgerRejectedCreationLeavesNoContainer(t *testing.T) {
 		t.Errorf("comparison found %v", cmp.sample)
 	}
 }
+
+// A start reuses its creation's copy only while nothing has read it: a
+// container a listing handed out between the creation and the start stays
+// as it was read, and the ledger holds the started container either way.
+func TestLedgerStartLeavesWhatWasReadAlone(t *testing.T) {
+	for _, read := range []bool{false, true} {
+		t.Run("read="+strconv.FormatBool(read), func(t *testing.T) {
+			l := &ledger{kept: true}
+			pod := &api.PodSandbox{Id: "p1"}
+			l.seed(l.version(), []*api.PodSandbox{pod}, nil)
+			adj := &api.ContainerAdjustment{}
+			adj.AddAnnotation("b", "2")
+			l.note(api.Event_CREATE_CONTAINER, &api.CreateContainerRequest{Pod: pod, Container: &api.Container{
+				Id: "c1", PodSandboxId: "p1", Annotations: map[string]string{"a": "1"}, Env: []string{"A=1"},
+			}}, &api.CreateContainerResponse{Adjust: adj}, false)
+			var seen, asRead *api.Container
+			if read {
+				_, ctrs, _ := l.listing()
+				seen = ctrs[0]
+				asRead = proto.Clone(seen).(*api.Container)
+			}
+			started := &api.Container{Id: "c1", PodSandboxId: "p1", State: api.ContainerState_CONTAINER_RUNNING,
+				Annotations: map[string]string{"a": "1", "b": "2", "c": "3"}, Env: []string{"A=1", "B=2"}}
+			l.note(api.Event_START_CONTAINER, &api.StartContainerRequest{Pod: pod, Container: proto.Clone(started).(*api.Container)}, nil, false)
+			if read && !proto.Equal(seen, asRead) {
+				t.Errorf("the start changed the container a listing handed out:\n%v\nwas\n%v", seen, asRead)
+			}
+			if _, ctrs, _ := l.listing(); len(ctrs) != 1 || !proto.Equal(ctrs[0], started) {
+				t.Errorf("the ledger holds %v, want %v", ctrs, started)
+			}
+		})
+	}
+}

@@ -19,9 +19,13 @@ import (
 // ledger most of what the event path allocates and most of a join's time at
 // large node sizes. The fields a runtime always reports (ids, labels,
 // annotations, args, env, mounts) are handled here directly; the nested
-// messages only some runtimes fill in go through proto.Clone and
+// messages every runtime fills in (a container's linux part, with its
+// resources, and its hooks) too, each part shared with the entry's previous
+// copy where equal: an event changes a container's resources, not its
+// namespaces or devices. The nested messages only some runtimes fill in
+// (seccomp, scheduling, RDT, devices) go through proto.Clone and
 // proto.Equal. TestObjectsCoverEveryField fails when a field is added to
-// either message and not here.
+// any of these messages and not handled here.
 
 // clonePod returns a deep copy of p, as proto.Clone would.
 func clonePod(p *api.PodSandbox) *api.PodSandbox { return clonePodReusing(p, nil) }
@@ -58,24 +62,49 @@ func cloneContainer(c *api.Container) *api.Container { return cloneContainerReus
 // cloneContainerReusing copies c reusing what it shares with prev (see
 // clonePodReusing).
 func cloneContainerReusing(c, prev *api.Container) *api.Container {
-	if c == nil || len(c.ProtoReflect().GetUnknown()) > 0 {
+	if c == nil || hasUnknown(c) {
 		return cloneMsg(c)
 	}
+	out := &api.Container{}
+	copyContainer(out, c, prev, false)
+	return out
+}
+
+// recycleContainer copies c into own, a copy of the ledger's that nobody
+// else holds or has read, and returns it: the parts equal to c's are kept,
+// and its maps and lists are refilled in place where they hold enough, so
+// that the copy of a container whose creation the ledger holds unsettled
+// (its start) costs only what changed.
+func recycleContainer(c, own *api.Container) *api.Container {
+	if c == nil || own == nil || hasUnknown(c) || hasUnknown(own) {
+		return cloneContainerReusing(c, own)
+	}
+	copyContainer(own, c, own, true)
+	return own
+}
+
+// copyContainer sets dst to a copy of c reusing prev's parts, which it
+// refills in place if own (prev is then dst, and the caller's alone).
+func copyContainer(dst, c, prev *api.Container, own bool) {
 	if prev == nil {
 		prev = &api.Container{}
 	}
-	return &api.Container{
+	strMap, strs := reuseMap, reuseStrings
+	if own {
+		strMap, strs = refillMap, refillStrings
+	}
+	*dst = api.Container{
 		Id:            c.Id,
 		PodSandboxId:  c.PodSandboxId,
 		Name:          c.Name,
 		State:         c.State,
-		Labels:        reuseMap(c.Labels, prev.Labels),
-		Annotations:   reuseMap(c.Annotations, prev.Annotations),
-		Args:          reuseStrings(c.Args, prev.Args),
-		Env:           reuseStrings(c.Env, prev.Env),
+		Labels:        strMap(c.Labels, prev.Labels),
+		Annotations:   strMap(c.Annotations, prev.Annotations),
+		Args:          strs(c.Args, prev.Args),
+		Env:           strs(c.Env, prev.Env),
 		Mounts:        reuseMounts(c.Mounts, prev.Mounts),
-		Hooks:         reuseMsg(c.Hooks, prev.Hooks),
-		Linux:         reuseMsg(c.Linux, prev.Linux),
+		Hooks:         reuseBy(c.Hooks, prev.Hooks, sameHooks, cloneHooks),
+		Linux:         reuseBy(c.Linux, prev.Linux, sameLinux, cloneLinux),
 		Pid:           c.Pid,
 		Rlimits:       reuseMsgs(c.Rlimits, prev.Rlimits),
 		CreatedAt:     c.CreatedAt,
@@ -88,6 +117,35 @@ func cloneContainerReusing(c, prev *api.Container) *api.Container {
 		User:          reuseMsg(c.User, prev.User),
 		Image:         reuseMsg(c.Image, prev.Image),
 	}
+}
+
+// refillMap is reuseMap for a map of the caller's own: it is cleared and
+// refilled rather than copied.
+func refillMap(m, own map[string]string) map[string]string {
+	switch {
+	case len(m) == 0:
+		return nil
+	case own == nil:
+		return maps.Clone(m)
+	case !maps.Equal(m, own):
+		clear(own)
+		maps.Copy(own, m)
+	}
+	return own
+}
+
+// refillStrings is reuseStrings for a list of the caller's own: refilled
+// if it has room.
+func refillStrings(s, own []string) []string {
+	switch {
+	case len(s) == 0:
+		return nil
+	case cap(own) < len(s):
+		return slices.Clone(s)
+	case !slices.Equal(s, own):
+		return append(own[:0], s...)
+	}
+	return own
 }
 
 func reuseMap(m, prev map[string]string) map[string]string {
@@ -241,8 +299,8 @@ func sameContainer(a, b *api.Container) bool {
 		slices.Equal(a.Args, b.Args) &&
 		slices.Equal(a.Env, b.Env) &&
 		slices.EqualFunc(a.Mounts, b.Mounts, sameMount) &&
-		sameMsg(a.Hooks, b.Hooks) &&
-		sameMsg(a.Linux, b.Linux) &&
+		sameHooks(a.Hooks, b.Hooks) &&
+		sameLinux(a.Linux, b.Linux) &&
 		a.Pid == b.Pid &&
 		slices.EqualFunc(a.Rlimits, b.Rlimits, sameMsg) &&
 		a.CreatedAt == b.CreatedAt &&
@@ -302,4 +360,319 @@ func differingFields(a, b proto.Message) string {
 	}
 	walk("", a.ProtoReflect(), b.ProtoReflect(), 1)
 	return strings.Join(names, ",")
+}
+
+// reuseBy copies m with clone, taking from prev what is equal, or returns
+// prev itself if all of it is (same).
+func reuseBy[T any](m, prev *T, same func(a, b *T) bool, clone func(m, prev *T) *T) *T {
+	if m != nil && prev != nil && same(m, prev) {
+		return prev
+	}
+	return clone(m, prev)
+}
+
+// reuseListBy is reuseBy for a repeated field: prev's list if equal, else
+// a copy of each element (proto.Clone turns a nil element into an empty
+// message).
+func reuseListBy[T any](s, prev []*T, same func(a, b *T) bool, clone func(m, prev *T) *T) []*T {
+	if len(s) == 0 {
+		return nil
+	}
+	if slices.EqualFunc(s, prev, same) {
+		return prev
+	}
+	out := make([]*T, len(s))
+	for i, m := range s {
+		if m == nil {
+			out[i] = new(T)
+			continue
+		}
+		out[i] = clone(m, nil)
+	}
+	return out
+}
+
+// hasUnknown tells whether m carries unknown fields, which only
+// proto.Clone copies.
+func hasUnknown(m proto.Message) bool { return len(m.ProtoReflect().GetUnknown()) > 0 }
+
+func cloneLinux(l, prev *api.LinuxContainer) *api.LinuxContainer {
+	if l == nil || hasUnknown(l) {
+		return cloneMsg(l)
+	}
+	if prev == nil {
+		prev = &api.LinuxContainer{}
+	}
+	return &api.LinuxContainer{
+		Namespaces:     reuseListBy(l.Namespaces, prev.Namespaces, sameNamespace, cloneNamespace),
+		Devices:        reuseMsgs(l.Devices, prev.Devices),
+		Resources:      reuseBy(l.Resources, prev.Resources, sameResources, cloneResources),
+		OomScoreAdj:    reuseBy(l.OomScoreAdj, prev.OomScoreAdj, sameOptInt, cloneOptInt),
+		CgroupsPath:    l.CgroupsPath,
+		IoPriority:     reuseMsg(l.IoPriority, prev.IoPriority),
+		SeccompProfile: reuseMsg(l.SeccompProfile, prev.SeccompProfile),
+		SeccompPolicy:  reuseMsg(l.SeccompPolicy, prev.SeccompPolicy),
+		Sysctl:         reuseMap(l.Sysctl, prev.Sysctl),
+		NetDevices:     reuseNetDevices(l.NetDevices, prev.NetDevices),
+		Scheduler:      reuseMsg(l.Scheduler, prev.Scheduler),
+		Rdt:            reuseMsg(l.Rdt, prev.Rdt),
+	}
+}
+
+func sameLinux(a, b *api.LinuxContainer) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return slices.EqualFunc(a.Namespaces, b.Namespaces, sameNamespace) &&
+		slices.EqualFunc(a.Devices, b.Devices, sameMsg) &&
+		sameResources(a.Resources, b.Resources) &&
+		sameOptInt(a.OomScoreAdj, b.OomScoreAdj) &&
+		a.CgroupsPath == b.CgroupsPath &&
+		sameMsg(a.IoPriority, b.IoPriority) &&
+		sameMsg(a.SeccompProfile, b.SeccompProfile) &&
+		sameMsg(a.SeccompPolicy, b.SeccompPolicy) &&
+		maps.Equal(a.Sysctl, b.Sysctl) &&
+		maps.EqualFunc(a.NetDevices, b.NetDevices, sameMsg) &&
+		sameMsg(a.Scheduler, b.Scheduler) &&
+		sameMsg(a.Rdt, b.Rdt) &&
+		sameUnknown(a, b)
+}
+
+func reuseNetDevices(m, prev map[string]*api.LinuxNetDevice) map[string]*api.LinuxNetDevice {
+	if len(m) == 0 {
+		return nil
+	}
+	if maps.EqualFunc(m, prev, sameMsg) {
+		return prev
+	}
+	out := make(map[string]*api.LinuxNetDevice, len(m))
+	for k, d := range m {
+		out[k] = cloneElem(d)
+	}
+	return out
+}
+
+func cloneNamespace(n, _ *api.LinuxNamespace) *api.LinuxNamespace {
+	if n == nil || hasUnknown(n) {
+		return cloneMsg(n)
+	}
+	return &api.LinuxNamespace{Type: n.Type, Path: n.Path}
+}
+
+func sameNamespace(a, b *api.LinuxNamespace) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Type == b.Type && a.Path == b.Path && sameUnknown(a, b)
+}
+
+func cloneResources(r, prev *api.LinuxResources) *api.LinuxResources {
+	if r == nil || hasUnknown(r) {
+		return cloneMsg(r)
+	}
+	if prev == nil {
+		prev = &api.LinuxResources{}
+	}
+	return &api.LinuxResources{
+		Memory:         reuseBy(r.Memory, prev.Memory, sameMemory, cloneMemory),
+		Cpu:            reuseBy(r.Cpu, prev.Cpu, sameCPU, cloneCPU),
+		HugepageLimits: reuseMsgs(r.HugepageLimits, prev.HugepageLimits),
+		BlockioClass:   reuseBy(r.BlockioClass, prev.BlockioClass, sameOptString, cloneOptString),
+		RdtClass:       reuseBy(r.RdtClass, prev.RdtClass, sameOptString, cloneOptString),
+		Unified:        reuseMap(r.Unified, prev.Unified),
+		Devices:        reuseMsgs(r.Devices, prev.Devices),
+		Pids:           reuseMsg(r.Pids, prev.Pids),
+	}
+}
+
+func sameResources(a, b *api.LinuxResources) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return sameMemory(a.Memory, b.Memory) &&
+		sameCPU(a.Cpu, b.Cpu) &&
+		slices.EqualFunc(a.HugepageLimits, b.HugepageLimits, sameMsg) &&
+		sameOptString(a.BlockioClass, b.BlockioClass) &&
+		sameOptString(a.RdtClass, b.RdtClass) &&
+		maps.Equal(a.Unified, b.Unified) &&
+		slices.EqualFunc(a.Devices, b.Devices, sameMsg) &&
+		sameMsg(a.Pids, b.Pids) &&
+		sameUnknown(a, b)
+}
+
+func cloneMemory(m, _ *api.LinuxMemory) *api.LinuxMemory {
+	if m == nil || hasUnknown(m) {
+		return cloneMsg(m)
+	}
+	return &api.LinuxMemory{
+		Limit:            cloneOptInt64(m.Limit),
+		Reservation:      cloneOptInt64(m.Reservation),
+		Swap:             cloneOptInt64(m.Swap),
+		Kernel:           cloneOptInt64(m.Kernel),
+		KernelTcp:        cloneOptInt64(m.KernelTcp),
+		Swappiness:       cloneOptUInt64(m.Swappiness),
+		DisableOomKiller: cloneOptBool(m.DisableOomKiller),
+		UseHierarchy:     cloneOptBool(m.UseHierarchy),
+	}
+}
+
+func sameMemory(a, b *api.LinuxMemory) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return sameOptInt64(a.Limit, b.Limit) &&
+		sameOptInt64(a.Reservation, b.Reservation) &&
+		sameOptInt64(a.Swap, b.Swap) &&
+		sameOptInt64(a.Kernel, b.Kernel) &&
+		sameOptInt64(a.KernelTcp, b.KernelTcp) &&
+		sameOptUInt64(a.Swappiness, b.Swappiness) &&
+		sameOptBool(a.DisableOomKiller, b.DisableOomKiller) &&
+		sameOptBool(a.UseHierarchy, b.UseHierarchy) &&
+		sameUnknown(a, b)
+}
+
+func cloneCPU(c, _ *api.LinuxCPU) *api.LinuxCPU {
+	if c == nil || hasUnknown(c) {
+		return cloneMsg(c)
+	}
+	return &api.LinuxCPU{
+		Shares:          cloneOptUInt64(c.Shares),
+		Quota:           cloneOptInt64(c.Quota),
+		Period:          cloneOptUInt64(c.Period),
+		RealtimeRuntime: cloneOptInt64(c.RealtimeRuntime),
+		RealtimePeriod:  cloneOptUInt64(c.RealtimePeriod),
+		Cpus:            c.Cpus,
+		Mems:            c.Mems,
+	}
+}
+
+func sameCPU(a, b *api.LinuxCPU) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return sameOptUInt64(a.Shares, b.Shares) &&
+		sameOptInt64(a.Quota, b.Quota) &&
+		sameOptUInt64(a.Period, b.Period) &&
+		sameOptInt64(a.RealtimeRuntime, b.RealtimeRuntime) &&
+		sameOptUInt64(a.RealtimePeriod, b.RealtimePeriod) &&
+		a.Cpus == b.Cpus &&
+		a.Mems == b.Mems &&
+		sameUnknown(a, b)
+}
+
+func cloneHooks(h, _ *api.Hooks) *api.Hooks {
+	if h == nil || hasUnknown(h) {
+		return cloneMsg(h)
+	}
+	return &api.Hooks{
+		Prestart:        reuseListBy(h.Prestart, nil, sameHook, cloneHook),
+		CreateRuntime:   reuseListBy(h.CreateRuntime, nil, sameHook, cloneHook),
+		CreateContainer: reuseListBy(h.CreateContainer, nil, sameHook, cloneHook),
+		StartContainer:  reuseListBy(h.StartContainer, nil, sameHook, cloneHook),
+		Poststart:       reuseListBy(h.Poststart, nil, sameHook, cloneHook),
+		Poststop:        reuseListBy(h.Poststop, nil, sameHook, cloneHook),
+	}
+}
+
+func sameHooks(a, b *api.Hooks) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return slices.EqualFunc(a.Prestart, b.Prestart, sameHook) &&
+		slices.EqualFunc(a.CreateRuntime, b.CreateRuntime, sameHook) &&
+		slices.EqualFunc(a.CreateContainer, b.CreateContainer, sameHook) &&
+		slices.EqualFunc(a.StartContainer, b.StartContainer, sameHook) &&
+		slices.EqualFunc(a.Poststart, b.Poststart, sameHook) &&
+		slices.EqualFunc(a.Poststop, b.Poststop, sameHook) &&
+		sameUnknown(a, b)
+}
+
+func cloneHook(h, _ *api.Hook) *api.Hook {
+	if h == nil || hasUnknown(h) {
+		return cloneMsg(h)
+	}
+	return &api.Hook{Path: h.Path, Args: cloneStrings(h.Args), Env: cloneStrings(h.Env), Timeout: cloneOptInt(h.Timeout, nil)}
+}
+
+func sameHook(a, b *api.Hook) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Path == b.Path &&
+		slices.Equal(a.Args, b.Args) &&
+		slices.Equal(a.Env, b.Env) &&
+		sameOptInt(a.Timeout, b.Timeout) &&
+		sameUnknown(a, b)
+}
+
+// The optional values: a message holding one scalar.
+
+func cloneOptInt(o, _ *api.OptionalInt) *api.OptionalInt {
+	if o == nil || hasUnknown(o) {
+		return cloneMsg(o)
+	}
+	return &api.OptionalInt{Value: o.Value}
+}
+
+func sameOptInt(a, b *api.OptionalInt) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Value == b.Value && sameUnknown(a, b)
+}
+
+func cloneOptInt64(o *api.OptionalInt64) *api.OptionalInt64 {
+	if o == nil || hasUnknown(o) {
+		return cloneMsg(o)
+	}
+	return &api.OptionalInt64{Value: o.Value}
+}
+
+func sameOptInt64(a, b *api.OptionalInt64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Value == b.Value && sameUnknown(a, b)
+}
+
+func cloneOptUInt64(o *api.OptionalUInt64) *api.OptionalUInt64 {
+	if o == nil || hasUnknown(o) {
+		return cloneMsg(o)
+	}
+	return &api.OptionalUInt64{Value: o.Value}
+}
+
+func sameOptUInt64(a, b *api.OptionalUInt64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Value == b.Value && sameUnknown(a, b)
+}
+
+func cloneOptBool(o *api.OptionalBool) *api.OptionalBool {
+	if o == nil || hasUnknown(o) {
+		return cloneMsg(o)
+	}
+	return &api.OptionalBool{Value: o.Value}
+}
+
+func sameOptBool(a, b *api.OptionalBool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Value == b.Value && sameUnknown(a, b)
+}
+
+func cloneOptString(o, _ *api.OptionalString) *api.OptionalString {
+	if o == nil || hasUnknown(o) {
+		return cloneMsg(o)
+	}
+	return &api.OptionalString{Value: o.Value}
+}
+
+func sameOptString(a, b *api.OptionalString) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Value == b.Value && sameUnknown(a, b)
 }

@@ -101,6 +101,63 @@ func TestObjectsCoverEveryField(t *testing.T) {
 			},
 			func(a, b proto.Message) bool { return sameContainer(a.(*api.Container), b.(*api.Container)) })
 	})
+	t.Run("container recycled", func(t *testing.T) {
+		check(t, &api.Container{},
+			func(m, prev proto.Message) proto.Message {
+				c, _ := prev.(*api.Container)
+				return recycleContainer(m.(*api.Container), cloneContainer(c))
+			},
+			func(a, b proto.Message) bool { return sameContainer(a.(*api.Container), b.(*api.Container)) })
+	})
+	// the nested messages copied and compared by hand
+	nested := []struct {
+		base    proto.Message
+		reusing func(m, prev proto.Message) proto.Message
+		same    func(a, b proto.Message) bool
+	}{
+		typed(&api.LinuxContainer{}, func(m, prev *api.LinuxContainer) *api.LinuxContainer {
+			return reuseBy(m, prev, sameLinux, cloneLinux)
+		}, sameLinux),
+		typed(&api.LinuxResources{}, func(m, prev *api.LinuxResources) *api.LinuxResources {
+			return reuseBy(m, prev, sameResources, cloneResources)
+		}, sameResources),
+		typed(&api.LinuxMemory{}, cloneMemory, sameMemory),
+		typed(&api.LinuxCPU{}, cloneCPU, sameCPU),
+		typed(&api.LinuxNamespace{}, cloneNamespace, sameNamespace),
+		typed(&api.Hooks{}, cloneHooks, sameHooks),
+		typed(&api.Hook{}, cloneHook, sameHook),
+		typed(&api.OptionalInt{}, cloneOptInt, sameOptInt),
+		typed(&api.OptionalInt64{}, func(m, _ *api.OptionalInt64) *api.OptionalInt64 { return cloneOptInt64(m) }, sameOptInt64),
+		typed(&api.OptionalUInt64{}, func(m, _ *api.OptionalUInt64) *api.OptionalUInt64 { return cloneOptUInt64(m) }, sameOptUInt64),
+		typed(&api.OptionalBool{}, func(m, _ *api.OptionalBool) *api.OptionalBool { return cloneOptBool(m) }, sameOptBool),
+		typed(&api.OptionalString{}, cloneOptString, sameOptString),
+	}
+	for _, n := range nested {
+		t.Run(string(n.base.ProtoReflect().Descriptor().Name()), func(t *testing.T) {
+			check(t, n.base, n.reusing, n.same)
+		})
+	}
+}
+
+// typed adapts a copy and a comparison of message type T to the
+// proto.Message ones TestObjectsCoverEveryField checks.
+func typed[T proto.Message](base T, reusing func(m, prev T) T, same func(a, b T) bool) struct {
+	base    proto.Message
+	reusing func(m, prev proto.Message) proto.Message
+	same    func(a, b proto.Message) bool
+} {
+	return struct {
+		base    proto.Message
+		reusing func(m, prev proto.Message) proto.Message
+		same    func(a, b proto.Message) bool
+	}{
+		base: base,
+		reusing: func(m, prev proto.Message) proto.Message {
+			p, _ := prev.(T)
+			return reusing(m.(T), p)
+		},
+		same: func(a, b proto.Message) bool { return same(a.(T), b.(T)) },
+	}
 }
 
 // TestObjectsUnsetAndEmpty: unset and empty fields copy and compare as
