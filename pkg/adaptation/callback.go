@@ -2,6 +2,7 @@ package adaptation
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -25,6 +26,82 @@ import (
 //
 // A runtime's callback still blocked when Stop returns finishes whenever the
 // runtime lets it, and then touches nothing of ours.
+
+// errNoListing: the runtime's SyncFn returned without calling our SyncCB.
+var errNoListing = errors.New("runtime returned no snapshot")
+
+// errGateBusy: a round that does not wait found the sync gate taken.
+var errGateBusy = errors.New("the sync gate is taken")
+
+// gateRound is what one call of the runtime's SyncFn under the sync gate
+// does besides seeding the ledger; every step may be nil.
+type gateRound struct {
+	// noWait takes the gate only if it is free at once (errGateBusy).
+	noWait bool
+	// held runs once the gate is taken, before SyncFn: an error ends the
+	// round before it calls the runtime.
+	held func() error
+	// listing takes the runtime's state in, inside SyncFn, while the ledger
+	// is compared and seeded with it (both only read it); the runtime
+	// applies the updates it returns once SyncFn returns.
+	listing func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) []*ContainerUpdate
+	// synced runs after SyncFn returned, with its error, the gate still
+	// held: a join switches there, so the next operation reaches it.
+	synced func(error) error
+}
+
+// syncRound is the one place SyncFn is called: it takes the sync gate, reads
+// the ledger's version, calls SyncFn and seeds the ledger with its listing
+// (compared first: reseed) while rd.listing takes the listing in. Start, a
+// join under the gate and a comparison of the ledger are its rounds. The
+// gate held, runtime operations wait, so the listing is the runtime's state
+// when the plugins synchronized with it start receiving events; SyncFn is
+// never called without it (a runtime's SyncFn may rewrite its own
+// per-container state, which an operation in flight still needs).
+func (r *Adaptation) syncRound(ctx context.Context, rd gateRound) error {
+	if rd.noWait {
+		if !r.syncGate.TryLock() {
+			return errGateBusy
+		}
+	} else if err := r.syncGate.Lock(ctx); err != nil {
+		return err
+	}
+	defer r.syncGate.Unlock()
+	if rd.held != nil {
+		if err := rd.held(); err != nil {
+			return err
+		}
+	}
+	from := r.ledger.version()
+	r.at(pointSnapshot)
+	var handed []*ContainerUpdate
+	called := false
+	err := r.callSyncFn(ctx, func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
+		called = true
+		seeded := make(chan struct{})
+		go func() {
+			defer close(seeded)
+			r.reseed(from, pods, ctrs)
+		}()
+		if rd.listing != nil {
+			handed = rd.listing(ctx, pods, ctrs)
+		}
+		<-seeded // seeded before anything else goes on
+		return handed, nil
+	})
+	if err == nil && !called {
+		err = errNoListing
+	}
+	if err == nil {
+		// The runtime applies them once our SyncCB returns, telling us of
+		// no failure.
+		r.ledger.applied(handed, nil)
+	}
+	if rd.synced != nil {
+		err = rd.synced(err)
+	}
+	return err
+}
 
 // callSyncFn calls the runtime's SyncFn with cb, within the rules above, and
 // never while another call of SyncFn runs (syncFnTurn).

@@ -249,70 +249,78 @@ func (g *registry) joinsFromLedger(ctx context.Context, p *plugin) bool {
 func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
 	r := g.r
 	r.atFor(pointGate, p)
-	if err := r.syncGate.Lock(ctx); err != nil {
-		return nil, err
-	}
-	defer r.syncGate.Unlock()
-	if err := g.pending(p); err != nil {
-		return nil, err
-	}
-	grouped := g.inGroup(p)
-	var cur *cursor
-	if p.deltaSync() {
-		// Exits bypass the gate: what they change during the round is
-		// told in the switch's delta round.
-		cur = r.ledger.openCursor()
-		defer cur.close()
-	}
-	from := r.ledger.version()
 	var (
+		grouped bool
+		cur     *cursor
 		updates []*api.ContainerUpdate
 		serr    error
 		held    *holdTicket
+		more    []*api.ContainerUpdate
 	)
-	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
-		// The ledger is compared and seeded while the plugin takes the
-		// state in: both only read it, and runtime operations wait for the
-		// whole join. Seeding is done before anything else goes on.
-		seeded := make(chan struct{})
-		go func() {
-			defer close(seeded)
-			r.reseed(from, pods, ctrs)
-		}()
-		updates, serr = p.synchronize(ctx, pods, ctrs, takeover)
-		<-seeded
-		if serr != nil || !p.handsOver() && !grouped || bugHoldAfterSyncFn {
-			return
+	defer func() {
+		if cur != nil {
+			cur.close()
 		}
-		// The switch's hold is taken before SyncFn returns: the runtime
-		// holds its own lock across SyncFn, as it does across every event
-		// it relays, so no event passes between the state p was given
-		// and its switch (an exit, which bypasses the gate, included). A
-		// workload group's member switches from an older instance here too.
-		held = r.hold.enqueue()
-		serr = r.acquire(ctx, held)
-		if serr != nil {
-			held = nil
-		}
+	}()
+	err := r.syncRound(ctx, gateRound{
+		held: func() error {
+			if err := g.pending(p); err != nil {
+				return err
+			}
+			grouped = g.inGroup(p)
+			if p.deltaSync() {
+				// Exits bypass the gate: what they change during the round
+				// is told in the switch's delta round.
+				cur = r.ledger.openCursor()
+			}
+			return nil
+		},
+		listing: func(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) []*api.ContainerUpdate {
+			updates, serr = p.synchronize(ctx, pods, ctrs, takeover)
+			if serr != nil || !p.handsOver() && !grouped || bugHoldAfterSyncFn {
+				return nil
+			}
+			// The switch's hold is taken before SyncFn returns: the runtime
+			// holds its own lock across SyncFn, as it does across every
+			// event it relays, so no event passes between the state p was
+			// given and its switch (an exit, which bypasses the gate,
+			// included). A workload group's member switches from an older
+			// instance here too.
+			held = r.hold.enqueue()
+			if serr = r.acquire(ctx, held); serr != nil {
+				held = nil
+			}
+			return nil // p's updates are applied once it is active (applyUpdates)
+		},
+		synced: func(err error) error {
+			if err != nil {
+				err = fmt.Errorf("failed to take the runtime's snapshot: %w", err)
+			} else {
+				err = serr
+			}
+			r.atFor(pointSynced, p)
+			if bugHoldAfterSyncFn && err == nil && (p.handsOver() || grouped) {
+				held = r.hold.enqueue()
+				if err = r.acquire(ctx, held); err != nil {
+					held = nil
+				}
+			}
+			if err != nil {
+				if held != nil {
+					r.release(held)
+				}
+				return err
+			}
+			// Switched before the gate opens: the next runtime operation
+			// that takes BlockPluginSync after p's Synchronize reaches it.
+			more, err = g.switchHeld(ctx, p, cur, takeover, held)
+			return err
+		},
 	})
-	if err == nil {
-		err = serr
-	}
-	r.atFor(pointSynced, p)
-	if bugHoldAfterSyncFn && err == nil && (p.handsOver() || grouped) {
-		held = r.hold.enqueue()
-		if err = r.acquire(ctx, held); err != nil {
-			held = nil
-		}
-	}
 	if err != nil {
-		if held != nil {
-			r.release(held)
-		}
 		return nil, err
 	}
-	more, err := g.switchHeld(ctx, p, cur, takeover, held)
-	return append(updates, more...), err
+	return append(updates, more...), nil
 }
 
 // joinFromLedger synchronizes p from the ledger while its predecessor keeps

@@ -76,17 +76,8 @@ func (r *Adaptation) startPlugins() error {
 // syncStarted synchronizes the plugins Start brought up from one SyncFn call
 // under the sync gate, and lets those that took it receive events.
 func (r *Adaptation) syncStarted(started []*plugin) error {
-	if err := r.syncGate.Lock(r.ctx); err != nil {
-		return err
-	}
-	defer r.syncGate.Unlock()
 	var synced []*plugin
-	var handed []*ContainerUpdate
-	called := false
-	from := r.ledger.version()
-	err := r.callSyncFn(r.ctx, func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
-		called = true
-		r.reseed(from, pods, ctrs)
+	err := r.syncRound(r.ctx, gateRound{listing: func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) []*ContainerUpdate {
 		var updates []*ContainerUpdate
 		synced = synced[:0]
 		for _, p := range started {
@@ -99,23 +90,22 @@ func (r *Adaptation) syncStarted(started []*plugin) error {
 			synced = append(synced, p)
 			updates = append(updates, us...)
 		}
-		handed = updates
-		return updates, nil
-	})
-	if err != nil {
+		return updates
+	}})
+	switch {
+	case errors.Is(err, errNoListing):
+		if len(started) > 0 {
+			r.log.Warnf(r.ctx, "runtime's SyncFn returned without synchronizing the %d plugins started", len(started))
+		}
+		for _, p := range started {
+			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED, "runtime did not synchronize the plugins", nil)
+		}
+		return nil
+	case err != nil:
 		for _, p := range started {
 			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, "runtime failed to start", nil)
 		}
 		return fmt.Errorf("failed to synchronize pre-installed NRI plugins: %w", err)
-	}
-	// The runtime applies the updates the plugins' replies asked for once
-	// our callback returns, telling us of no failure.
-	r.ledger.applied(handed, nil)
-	if !called && len(started) > 0 {
-		r.log.Warnf(r.ctx, "runtime's SyncFn returned without synchronizing the %d plugins started", len(started))
-		for _, p := range started {
-			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED, "runtime did not synchronize the plugins", nil)
-		}
 	}
 	for _, p := range synced {
 		if _, _, err := r.reg.switchTo(r.ctx, p, nil, nil); err != nil {

@@ -5,6 +5,7 @@ package adaptation
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -62,21 +63,16 @@ const checkWait = 500 * time.Millisecond
 // the ledger, where a join would cost a SyncFn call anyway, and by a
 // registration that finds the ledger dropped.
 func (r *Adaptation) checkLedger(ctx context.Context) {
-	if !r.handover || !r.hold.idle() || !r.syncGate.TryLock() {
+	if !r.handover || !r.hold.idle() {
 		return
 	}
-	from := r.ledger.version()
 	done := make(chan struct{})
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		defer close(done)
-		defer r.syncGate.Unlock()
-		err := r.callSyncFn(r.ctx, func(_ context.Context, pods []*api.PodSandbox, ctrs []*api.Container) ([]*api.ContainerUpdate, error) {
-			r.reseed(from, pods, ctrs)
-			return nil, nil
-		})
-		if err != nil && r.ctx.Err() == nil {
+		err := r.syncRound(r.ctx, gateRound{noWait: true})
+		if err != nil && !errors.Is(err, errGateBusy) && r.ctx.Err() == nil {
 			r.log.Warnf(r.ctx, "failed to compare the ledger with SyncFn: %v", err)
 		}
 	}()
