@@ -41,30 +41,6 @@ const preSwitchRounds = 2
 
 var errDisplaced = errors.New("displaced by a newer instance before it took over")
 
-// handsOver tells whether the plugin takes part in handover: it asked for it,
-// it is external, and the runtime offers it.
-func (p *plugin) handsOver() bool {
-	return p.r.handover && p.kind == kindExternal && api.HasFeature(p.features, api.FeatureHandover)
-}
-
-// deltaSync tells whether the plugin accepts more than one synchronization
-// round on its connection.
-func (p *plugin) deltaSync() bool {
-	return p.handsOver() && api.HasFeature(p.features, api.FeatureDeltaSync)
-}
-
-// offeredFeatures are the protocol features the runtime offers p: only those
-// p asked for.
-func (p *plugin) offeredFeatures() []string {
-	switch {
-	case p.deltaSync():
-		return []string{api.FeatureHandover, api.FeatureDeltaSync}
-	case p.handsOver():
-		return []string{api.FeatureHandover}
-	}
-	return nil
-}
-
 // describe names an instance for logs and errors.
 func (p *plugin) describe() string {
 	s := p.name()

@@ -93,7 +93,7 @@ func (g *registry) move(p *plugin, s *slot, to instanceState) {
 	}
 	wasActive := from == stateActive
 	if from == stateCandidate {
-		s.candidateLeft(g.r)
+		g.candidateLeft(s)
 	}
 	switch {
 	case from == stateCandidate && s.candidate == p:
@@ -129,20 +129,5 @@ func (g *registry) move(p *plugin, s *slot, to instanceState) {
 func (p *plugin) setRole(role api.PluginRole) {
 	if p.handsOver() {
 		p.role = role
-	}
-}
-
-// candidateLeft ends what the slot kept for a candidate that left that state
-// (switched, displaced, gone): a hold reserved for it is released, and its
-// switch's ticket, which its own switch releases, is no longer the one a
-// loss urges: urged, a stale ticket ends at once and lets events reach
-// nobody while the next candidate joins. A displaced candidate leaves after
-// the newcomer took its place, before the newcomer has a ticket. g.mu is
-// held.
-func (s *slot) candidateLeft(r *Adaptation) {
-	s.switching = nil
-	if t := s.reserved; t != nil {
-		s.reserved = nil
-		r.release(t)
 	}
 }

@@ -494,3 +494,27 @@ func (p *plugin) stopProcess() {
 	_ = p.cmd.Process.Kill()
 	<-p.exited
 }
+
+// handsOver tells whether the plugin takes part in handover: it asked for it,
+// it is external, and the runtime offers it.
+func (p *plugin) handsOver() bool {
+	return p.r.handover && p.kind == kindExternal && api.HasFeature(p.features, api.FeatureHandover)
+}
+
+// deltaSync tells whether the plugin accepts more than one synchronization
+// round on its connection.
+func (p *plugin) deltaSync() bool {
+	return p.handsOver() && api.HasFeature(p.features, api.FeatureDeltaSync)
+}
+
+// offeredFeatures are the protocol features the runtime offers p: only those
+// p asked for.
+func (p *plugin) offeredFeatures() []string {
+	switch {
+	case p.deltaSync():
+		return []string{api.FeatureHandover, api.FeatureDeltaSync}
+	case p.handsOver():
+		return []string{api.FeatureHandover}
+	}
+	return nil
+}

@@ -216,3 +216,18 @@ func dispatchOrder(a, b *plugin) int {
 		cmp.Compare(a.seq, b.seq),
 	)
 }
+
+// candidateLeft ends what the slot kept for a candidate that left that state
+// (switched, displaced, gone): a hold reserved for it is released, and its
+// switch's ticket, which its own switch releases, is no longer the one a
+// loss urges: urged, a stale ticket ends at once and lets events reach
+// nobody while the next candidate joins. A displaced candidate leaves after
+// the newcomer took its place, before the newcomer has a ticket. g.mu is
+// held.
+func (g *registry) candidateLeft(s *slot) {
+	s.switching = nil
+	if t := s.reserved; t != nil {
+		s.reserved = nil
+		g.r.release(t)
+	}
+}
