@@ -49,8 +49,7 @@ type PeerPod struct {
 	HasTemplateGeneration             bool  // the label is set (and a number)
 	Labels                            map[string]string
 	// Handover is the pod's HandoverAnnotation, "" if it has none: how its
-	// DaemonSet opted plugins written for upstream into handover
-	// (workloadgroup.go).
+	// DaemonSet opted plugins written for upstream into handover (groupKey).
 	Handover string
 }
 
@@ -450,3 +449,17 @@ func placeIn(id PeerIdentity) string {
 	}
 	return "in " + placeName(id)
 }
+
+// HandoverAnnotation on a plugin's pod template (so on each of its pods,
+// which the runtime sees as PodSandbox annotations) with the value
+// HandoverWorkload tells the runtime that the connections of one plugin name
+// and index from pods of this workload are instances of one plugin, of which
+// one at a time receives events. An annotation rather than a label: it
+// changes no selector. On the pod rather than the DaemonSet: the runtime
+// sees pods only. The value names the rule, so that another one can be
+// added.
+const HandoverAnnotation = "nri.containerd.io/handover"
+
+// HandoverWorkload is the value of HandoverAnnotation that turns workload
+// groups on for the pod's plugins.
+const HandoverWorkload = "workload"

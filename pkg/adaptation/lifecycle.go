@@ -13,7 +13,7 @@ package adaptation
 //	                               v disconnected, grace over
 //	                              gone
 //
-// A workload group (workloadgroup.go: plugins written for upstream whose
+// A workload group (admission's groupKey: plugins written for upstream whose
 // DaemonSet opted them in by annotation) adds one state, idle: an older
 // instance that stays connected without events and without a timer, for
 // as long as its connection lives, because such a plugin has no notion of

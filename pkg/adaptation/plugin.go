@@ -111,7 +111,7 @@ type plugin struct {
 	role  api.PluginRole
 	// join is where its join is (join.go): configured or not, running
 	// under the gate or from the ledger, switched. One value for every kind
-	// of plugin, though only a workload group's member (workloadgroup.go)
+	// of plugin, though only a workload group's member (admission's newer row)
 	// is configured long before it joins, if ever.
 	join joinPhase
 

@@ -35,7 +35,7 @@ type registry struct {
 	plugins []*plugin            // active, in dispatch order; replaced, never modified in place
 	all     map[*plugin]struct{} // every plugin from creation until torn down
 	named   map[string][]*slot   // the shared slots of opted-in plugins, by name (admission.go)
-	groups  map[string]*slot     // the workload groups of plugins written for upstream, by key (workloadgroup.go)
+	groups  map[string]*slot     // the workload groups of plugins written for upstream, by key (groupKey)
 	closed  bool
 	seq     uint64
 	policy  handoverPolicy
@@ -71,7 +71,7 @@ type slot struct {
 	// kubelet must not flap back) and forgotten with it.
 	retired []string
 	// group is the key of a workload group of plugins written for upstream
-	// (workloadgroup.go), "" for any other slot; idle are its older
+	// (groupKey), "" for any other slot; idle are its older
 	// instances, connected and without events.
 	group string
 	idle  []*plugin
@@ -230,4 +230,28 @@ func (g *registry) candidateLeft(s *slot) {
 		s.reserved = nil
 		g.r.release(t)
 	}
+}
+
+// inGroup tells whether p was placed in a workload group.
+func (g *registry) inGroup(p *plugin) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return p.slot != nil && p.slot.group != ""
+}
+
+// groupMayUpdate decides whether member p may send unsolicited updates: the
+// active one may, and a candidate while nobody is active (a fresh join, as
+// upstream's). g.mu is held.
+func (g *registry) groupMayUpdate(p *plugin, s *slot) error {
+	switch {
+	case s.active == p, s.active == nil && s.candidate == p:
+		return nil
+	case s.active == nil:
+		return fmt.Errorf("plugin %s receives no events: no instance of its workload is active", g.who(p))
+	case p.state == stateCandidate:
+		return fmt.Errorf("plugin %s has not taken over from %s of its workload yet and may not update containers",
+			g.who(p), g.who(s.active))
+	}
+	return fmt.Errorf("plugin %s was superseded by %s of its workload and receives no events; it may not update containers",
+		g.who(p), g.who(s.active))
 }

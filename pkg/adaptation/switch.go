@@ -7,7 +7,7 @@ package adaptation
 // A plugin written for upstream (or any plugin that did not opt in) joins
 // as upstream's do: it is added to the dispatch list under the adaptation's
 // lock, after its Synchronize, under the sync gate; a workload group's
-// member in the hold its join took inside SyncFn (workloadgroup.go), the
+// member in the hold its join took inside SyncFn (joinUnderGate), the
 // member it replaces going idle. Both take over the opted-in instances they
 // turn handover off for (turnsOff), told why. An opted-in instance
 // switches in a hold of the dispatch (hold.go), in this order:
@@ -196,7 +196,7 @@ func (g *registry) logTurnedOff(ctx context.Context, sw *switchover) {
 
 // swap switches p's slot to p: admission decides again, now that it takes
 // effect; p becomes the active instance and the one it replaces the standby
-// (a workload group's: idle, see workloadgroup.go). An opted-in p's switch
+// (a workload group's: idle, admission's newer row). An opted-in p's switch
 // holds the dispatch, so no event reaches either before the notices are
 // over; if p fails them it is removed and the standby reactivated, having
 // missed nothing. The opted-in instances a p that did not opt in takes over
@@ -410,3 +410,17 @@ type notJoined struct{ err error }
 
 func (e *notJoined) Error() string { return e.err.Error() }
 func (e *notJoined) Unwrap() error { return e.err }
+
+// pendingErr tells whether p may still become active: nil for a candidate or
+// standby, errIdled for a member gone idle, else errDisplaced. g.mu is held.
+func (g *registry) pendingErr(p *plugin) error {
+	switch p.state {
+	case stateCandidate:
+		return nil
+	case stateStandby:
+		return standbyPending(p)
+	case stateIdle:
+		return errIdled
+	}
+	return errDisplaced
+}
