@@ -48,6 +48,7 @@ import (
 	"github.com/containerd/ttrpc"
 	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/pkg/adaptation/builtin"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 const (
@@ -123,7 +124,7 @@ type Adaptation struct {
 	// about to wait; nil outside tests.
 	probe func(ctx context.Context, point string, p *plugin)
 	// ledger is the adaptation's record of the runtime's state (ledger.go).
-	ledger ledger
+	ledger ledger.Ledger
 	// hold pauses event dispatch for a switch (hold.go).
 	hold hold
 
@@ -172,7 +173,7 @@ func New(name, version string, syncFn SyncFn, updateFn UpdateFn, opts ...Option)
 			return nil, fmt.Errorf("failed to apply NRI adaptation option: %w", err)
 		}
 	}
-	r.ledger.kept = r.handover
+	r.ledger.Kept = r.handover
 
 	r.log.Infof(r.ctx, "NRI runtime interface created for %s %s (NRI %s)", name, version, r.nriVersion)
 	return r, nil
@@ -284,16 +285,16 @@ func (r *Adaptation) updateContainers(ctx context.Context, updates []*ContainerU
 	if len(updates) == 0 {
 		return nil, nil
 	}
-	failed, err := r.callUpdateFn(ctx, r.ledger.updatingBegins(updates))
+	failed, err := r.callUpdateFn(ctx, r.ledger.UpdatingBegins(updates))
 	switch {
 	case err == nil:
-		r.ledger.applied(updates, failed)
+		r.ledger.Applied(updates, failed)
 		return failed, nil
 	case !errors.Is(err, errStopped):
 		// What the runtime applied is unknown: the next comparison
 		// tells.
-		r.ledger.distrust()
+		r.ledger.Distrust()
 	}
-	r.ledger.updatingEnds(updates)
+	r.ledger.UpdatingEnds(updates)
 	return failed, err
 }

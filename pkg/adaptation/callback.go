@@ -74,7 +74,7 @@ func (r *Adaptation) syncRound(ctx context.Context, rd gateRound) error {
 			return err
 		}
 	}
-	from := r.ledger.version()
+	from := r.ledger.Version()
 	r.at(pointSnapshot)
 	var handed []*ContainerUpdate
 	called := false
@@ -97,7 +97,7 @@ func (r *Adaptation) syncRound(ctx context.Context, rd gateRound) error {
 	if err == nil {
 		// The runtime applies them once our SyncCB returns, telling us of
 		// no failure.
-		r.ledger.applied(handed, nil)
+		r.ledger.Applied(handed, nil)
 	}
 	if rd.synced != nil {
 		err = rd.synced(err)
@@ -110,18 +110,18 @@ func (r *Adaptation) syncRound(ctx context.Context, rd gateRound) error {
 // SyncCB, under the sync gate; from is the ledger's version read before
 // SyncFn was called.
 func (r *Adaptation) reseed(from uint64, pods []*PodSandbox, ctrs []*Container) {
-	c := r.ledger.seed(from, pods, ctrs)
-	if !c.done {
+	c := r.ledger.Seed(from, pods, ctrs)
+	if !c.Done {
 		return
 	}
-	if c.differ == 0 {
+	if c.Differ == 0 {
 		r.log.Infof(r.ctx, "ledger compared with SyncFn: 0 differ")
 	} else {
 		r.log.Warnf(r.ctx, "ledger compared with SyncFn: %d differ (%s); takeovers join under the sync gate until a comparison finds none",
-			c.differ, strings.Join(c.sample, ", "))
+			c.Differ, strings.Join(c.Sample, ", "))
 	}
 	if m, ok := r.metrics.(LedgerMetrics); ok {
-		m.RecordLedgerComparison(c.differ)
+		m.RecordLedgerComparison(c.Differ)
 	}
 }
 

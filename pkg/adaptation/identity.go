@@ -354,12 +354,12 @@ func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
 	}
 	if slices.ContainsFunc(found, func(v *verified) bool { return v == nil }) {
 		// From the ledger, never from SyncFn: this runs beside runtime
-		// operations (ledger.go). A ledger dropped for its size is seeded
+		// operations (the ledger). A ledger dropped for its size is seeded
 		// again here if the sync gate is free at once.
-		if !g.r.ledger.recording() {
+		if !g.r.ledger.Recording() {
 			g.r.checkLedger(ctx)
 		}
-		if pods, ctrs, ok := g.r.ledger.listing(); ok {
+		if pods, ctrs, ok := g.r.ledger.Listing(); ok {
 			listed = true
 			for i, q := range todo {
 				if found[i] == nil {

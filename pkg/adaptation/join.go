@@ -15,7 +15,7 @@ package adaptation
 //	                 SyncFn last time (ledger.usable; compared once more
 //	                 first if the gate is free at once). Otherwise it joins
 //	                 under the gate. No gate and no SyncFn: it is
-//	                 synchronized from the ledger (ledger.go) while its
+//	                 synchronized from the ledger (ledger.Snapshot) while its
 //	                 predecessor keeps serving, if it takes delta rounds,
 //	                 and the switch (switch.go) holds the dispatch for its
 //	                 last round and the role notices only.
@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 // preSwitchRounds bounds the delta rounds a takeover from the ledger sends
@@ -205,7 +206,7 @@ func (g *registry) joinsFromLedger(ctx context.Context, p *plugin) bool {
 		return false
 	}
 	g.r.checkLedger(ctx)
-	if !g.r.ledger.usable() {
+	if !g.r.ledger.Usable() {
 		g.r.log.Infof(ctx, "plugin %s joins under the sync gate: the runtime's state recorded is not known to be exact", p.describe())
 		return false
 	}
@@ -227,7 +228,7 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 	r.atFor(pointGate, p)
 	var (
 		grouped bool
-		cur     *cursor
+		cur     *ledger.Cursor
 		updates []*api.ContainerUpdate
 		serr    error
 		held    *holdTicket
@@ -235,7 +236,7 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 	)
 	defer func() {
 		if cur != nil {
-			cur.close()
+			cur.Close()
 		}
 	}()
 	err := r.syncRound(ctx, gateRound{
@@ -247,7 +248,7 @@ func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.T
 			if p.deltaSync() {
 				// Exits bypass the gate: what they change during the round
 				// is told in the switch's delta round.
-				cur = r.ledger.openCursor()
+				cur = r.ledger.OpenCursor()
 			}
 			return nil
 		},
@@ -306,11 +307,11 @@ func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.
 	if !p.deltaSync() {
 		return g.switchTo(ctx, p, nil, takeover)
 	}
-	pods, ctrs, cur, ok := g.r.ledger.snapshot()
+	pods, ctrs, cur, ok := g.r.ledger.Snapshot()
 	if !ok {
 		return nil, 0, errors.New("the runtime's state is not recorded")
 	}
-	defer cur.close()
+	defer cur.Close()
 	updates, err := p.synchronize(ctx, pods, ctrs, takeover)
 	for round := 0; err == nil && round < preSwitchRounds; round++ {
 		var more []*api.ContainerUpdate
@@ -330,12 +331,12 @@ func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.
 
 // catchUp sends p what the ledger recorded since cur, if anything, and
 // moves cur past it; sent tells whether it sent a round.
-func (g *registry) catchUp(ctx context.Context, p *plugin, cur *cursor) (updates []*api.ContainerUpdate, sent bool, err error) {
-	d, ok := cur.since()
+func (g *registry) catchUp(ctx context.Context, p *plugin, cur *ledger.Cursor) (updates []*api.ContainerUpdate, sent bool, err error) {
+	d, ok := cur.Since()
 	if !ok {
 		return nil, false, errors.New("its record of the runtime's state was closed")
 	}
-	if d.empty() {
+	if d.Empty() {
 		return nil, false, nil
 	}
 	updates, err = p.synchronizeDelta(ctx, d, nil)

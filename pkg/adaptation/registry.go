@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 	"slices"
 	"sync"
 	"time"
@@ -57,8 +58,8 @@ type slot struct {
 	graceT    *time.Timer
 	graceSeq  uint64 // names the current grace timer; stopGrace moves it on
 	// resume is where the standby's knowledge of the runtime's state ends:
-	// if it is reactivated, it is told what changed since (ledger.go).
-	resume *cursor
+	// if it is reactivated, it is told what changed since (a ledger.Cursor).
+	resume *ledger.Cursor
 	// reserved holds the dispatch for the candidate while nobody serves the
 	// slot (the active instance was lost during the candidate's join); the
 	// candidate's switch uses it (switch.go).

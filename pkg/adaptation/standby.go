@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 // standbyTerm tells whether superseded old stays as the standby once its
@@ -71,7 +72,7 @@ func (g *registry) standsBy(q *plugin) bool {
 		g.move(prev, s, stateGone)
 	}
 	g.move(q, s, stateStandby)
-	s.resume = g.r.ledger.openCursor()
+	s.resume = g.r.ledger.OpenCursor()
 	g.timeStandby(s, q, grace)
 	return true
 }
@@ -123,7 +124,7 @@ func (g *registry) resumeOver(s *slot, p *plugin, seq uint64) {
 		return
 	}
 	s.graceT = nil
-	s.resume.close()
+	s.resume.Close()
 	s.resume = nil
 }
 
@@ -148,7 +149,7 @@ func (g *registry) graceOver(s *slot, p *plugin, seq uint64) {
 func (s *slot) leaveStandby() {
 	s.standby = nil
 	s.stopGrace()
-	s.resume.close()
+	s.resume.Close()
 	s.resume = nil
 }
 
@@ -248,7 +249,7 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 	if err != nil {
 		return nil, err
 	}
-	defer resume.close()
+	defer resume.Close()
 	round, err := g.reactivationRound(p, resume)
 	if err != nil {
 		return nil, err
@@ -281,7 +282,7 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 // loss finds p active again (an earlier reactivation ran) or gone: each is
 // dropped. The cursor is read here, not when the reactivation was queued:
 // the one that runs takes it.
-func (g *registry) takeResume(p *plugin) (*cursor, error) {
+func (g *registry) takeResume(p *plugin) (*ledger.Cursor, error) {
 	g.mu.Lock()
 	s := p.slot
 	if (p.state != stateStandby || s.standby != p) && !bugStaleReactivation {
@@ -331,23 +332,23 @@ func (g *registry) retireStale(p *plugin) {
 // nothing was, so it knows what an instance active all along would; else
 // the whole state in one full round from the ledger, if that is exact, or
 // errUnderGate.
-func (g *registry) reactivationRound(p *plugin, resume *cursor) (func(context.Context, *api.Takeover) ([]*api.ContainerUpdate, error), error) {
-	var d *delta
+func (g *registry) reactivationRound(p *plugin, resume *ledger.Cursor) (func(context.Context, *api.Takeover) ([]*api.ContainerUpdate, error), error) {
+	var d *ledger.Delta
 	ok := false
 	if resume != nil {
-		d, ok = resume.since()
+		d, ok = resume.Since()
 	}
 	switch {
 	case ok && p.deltaSync():
 		return func(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
 			return p.synchronizeDelta(ctx, d, takeover)
 		}, nil
-	case ok && d.empty():
+	case ok && d.Empty():
 		return nil, nil
-	case !g.r.ledger.usable():
+	case !g.r.ledger.Usable():
 		return nil, errUnderGate
 	}
-	pods, ctrs, ok := g.r.ledger.state()
+	pods, ctrs, ok := g.r.ledger.State()
 	if !ok {
 		return nil, errUnderGate
 	}

@@ -434,9 +434,7 @@ func TestStandbyInPodPastResumeBoundGetsAFullRound(t *testing.T) {
 	defer b.close()
 	waitSwitched(t, r, "b")
 	receive(t, timed, "the standby's timer")
-	r.ledger.mu.Lock()
-	open := r.ledger.open
-	r.ledger.mu.Unlock()
+	open := r.ledger.Stats().Cursors
 	if open != 0 {
 		t.Fatalf("%d ledger cursors open past the standby's resume bound, want none", open)
 	}

@@ -35,13 +35,14 @@ import (
 	"time"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 // switchTo makes p the active instance of its slot; cur, if set, is where
 // p's knowledge of the runtime's state ends, and named the predecessor its
 // rounds so far named. held is how long an opted-in p's switch held events,
 // from its hold's queueing to its release (HandoverMetrics' eventWait).
-func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover) (updates []*api.ContainerUpdate, held time.Duration, err error) {
+func (g *registry) switchTo(ctx context.Context, p *plugin, cur *ledger.Cursor, named *api.Takeover) (updates []*api.ContainerUpdate, held time.Duration, err error) {
 	if !p.handsOver() {
 		updates, err = g.switchHeld(ctx, p, cur, named, nil)
 		return updates, 0, err
@@ -58,7 +59,7 @@ func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *
 
 // switchHeld is switchTo in the hold t, already acquired, if it is set (an
 // opted-in p's always is).
-func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *ledger.Cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
 	g.r.atFor(pointSwitch, p)
 	if !p.handsOver() {
 		sw, err := g.switchBetweenEvents(ctx, p, t)
@@ -74,7 +75,7 @@ func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named
 }
 
 // switchIn switches an opted-in p in the hold t, acquired, and releases it.
-func (g *registry) switchIn(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+func (g *registry) switchIn(ctx context.Context, p *plugin, cur *ledger.Cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
 	r := g.r
 	defer r.release(t)
 	r.atFor(pointSwap, p)
@@ -234,7 +235,7 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 		}
 		s.retire(old.instance)
 		g.move(old, s, stateStandby)
-		s.resume = g.r.ledger.openCursor()
+		s.resume = g.r.ledger.OpenCursor()
 	}
 	if p.state == stateStandby { // reactivated
 		s.retired = deleteID(s.retired, p.instance)
@@ -322,7 +323,7 @@ func (g *registry) switchDone(p *plugin, t *holdTicket) {
 // an instance without delta rounds that joins from the ledger, its one full
 // round. If the instance it replaces is not the one its rounds named (that
 // one was lost and its standby reactivated meanwhile), the round names it.
-func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
+func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *ledger.Cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
 	p := sw.to
 	var takeover *api.Takeover
 	if sw.from != nil {
@@ -333,11 +334,11 @@ func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *cursor, n
 	changed := takeover != nil && named.GetPredecessorInstance() != takeover.GetPredecessorInstance()
 	switch {
 	case cur != nil:
-		d, ok := cur.since()
+		d, ok := cur.Since()
 		if !ok {
 			return nil, fmt.Errorf("its record of the runtime's state was closed")
 		}
-		if d.empty() && !changed {
+		if d.Empty() && !changed {
 			return nil, nil
 		}
 		if !changed {
@@ -347,7 +348,7 @@ func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *cursor, n
 	case p.join != joinFromLedger:
 		return nil, nil // synchronized under the gate: no event passed it but exits, as upstream
 	}
-	pods, ctrs, ok := g.r.ledger.state()
+	pods, ctrs, ok := g.r.ledger.State()
 	if !ok {
 		return nil, fmt.Errorf("the runtime's state is not recorded")
 	}

@@ -1,4 +1,4 @@
-package adaptation
+package ledger
 
 // Comparing the ledger with SyncFn: what a listing shows that the ledger
 // does not (the gate's rounds take the comparisons: reseed, checkLedger).
@@ -9,17 +9,17 @@ import (
 	"github.com/nri-handover/nri/api"
 )
 
-// comparison is what comparing the ledger with a SyncFn listing found.
-type comparison struct {
-	done   bool // the ledger held a state to compare
-	differ int  // entries missing, extra or different
-	sample []string
+// Comparison is what comparing the ledger with a SyncFn listing found.
+type Comparison struct {
+	Done   bool // the ledger held a state to compare
+	Differ int  // entries missing, extra or different
+	Sample []string
 }
 
-func (c *comparison) add(what, key string) {
-	c.differ++
-	if len(c.sample) < maxSample {
-		c.sample = append(c.sample, what+" "+key)
+func (c *Comparison) add(what, key string) {
+	c.Differ++
+	if len(c.Sample) < maxSample {
+		c.Sample = append(c.Sample, what+" "+key)
 	}
 }
 
