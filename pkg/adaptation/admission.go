@@ -297,7 +297,7 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		// module's stub, the interface that asks for it.
 		g.r.log.Warnf(g.r.ctx, "plugin %s does not support delta rounds (api.FeatureDeltaSync; with nri-handover's stub: implement stub.SynchronizeRoundInterface): "+
 			"outside a pod it will have no standby while its successor joins or after it is superseded", p.describe())
-		g.recordHandover(p, "standby-unavailable", time.Now(), 0)
+		g.r.recordHandover(p, "standby-unavailable", time.Now(), 0)
 	}
 	return displaced, nil
 }

@@ -335,7 +335,7 @@ func TestWorkloadSquattersBothOrders(t *testing.T) {
 				if order == "squatter first" {
 					place(t, g, b)
 				}
-				tk := g.takeoverFrom(b)
+				tk := joinOf(g, b).takeoverFrom()
 				if pod := tk.GetPredecessorPod(); pod.GetNamespace() != "kube-system" || pod.GetName() != "p-h1" || pod.GetTemplateGeneration() != 1 {
 					t.Fatalf("Takeover names predecessor pod %v, want kube-system/p-h1 generation 1", pod)
 				}

@@ -36,7 +36,7 @@ func (r *Adaptation) startPlugins() error {
 		if err := p.start(r.ctx); err != nil {
 			return fmt.Errorf("failed to start builtin NRI plugin %q: %w", b.Base, err)
 		}
-		if err := r.reg.screen(r.ctx, p); err != nil {
+		if err := joinOf(r.reg, p).screen(r.ctx); err != nil {
 			<-p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil)
 			return fmt.Errorf("failed to start builtin NRI plugin %q: %w", b.Base, err)
 		}
@@ -84,7 +84,7 @@ func (r *Adaptation) syncStarted(started []*plugin) error {
 			us, err := p.synchronize(ctx, pods, ctrs, nil)
 			if err != nil {
 				r.log.Warnf(r.ctx, "failed to synchronize pre-installed NRI plugin %s: %v", p.name(), err)
-				p.shutdown(r.reg.syncFailureReason(err), err.Error(), nil)
+				p.shutdown(r.syncFailureReason(err), err.Error(), nil)
 				continue
 			}
 			synced = append(synced, p)

@@ -115,7 +115,7 @@ func (g *registry) groupNext(s *slot) {
 	g.r.wg.Add(1)
 	go func() {
 		defer g.r.wg.Done()
-		_ = g.join(g.r.ctx, best)
+		_ = joinOf(g, best).run(g.r.ctx)
 	}()
 }
 

@@ -196,7 +196,7 @@ func (g *registry) reactivate(p, lost *plugin, why string, t *holdTicket) {
 	updates, err := g.reactivateHeld(p, lost, t, takeover, why)
 	if errors.Is(err, errUnderGate) {
 		r.log.Infof(ctx, "plugin %s is synchronized again under the sync gate: %v", p.describe(), err)
-		updates, err = g.joinUnderGate(ctx, p, takeover)
+		updates, err = joinOf(g, p).underGate(ctx, takeover)
 	}
 	var nj *notJoined
 	switch {
@@ -205,19 +205,19 @@ func (g *registry) reactivate(p, lost *plugin, why string, t *holdTicket) {
 		g.retireStale(p)
 		return
 	case errors.As(err, &nj): // disconnected where it failed
-		g.recordHandover(p, "failed", start, time.Since(start))
+		g.r.recordHandover(p, "failed", start, time.Since(start))
 		return
 	case err != nil:
 		if ctx.Err() == nil {
 			r.log.Warnf(ctx, "failed to reactivate plugin %s: %v", p.describe(), err)
-			g.recordHandover(p, "failed", start, time.Since(start))
+			g.r.recordHandover(p, "failed", start, time.Since(start))
 		}
-		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
+		p.shutdown(g.r.syncFailureReason(err), err.Error(), nil)
 		return
 	}
 	r.log.Infof(ctx, "plugin %s reactivated after %s %s", p.describe(), lost.describe(), why)
-	g.recordHandover(p, "reactivated", start, time.Since(start))
-	g.applyUpdates(ctx, p, updates)
+	g.r.recordHandover(p, "reactivated", start, time.Since(start))
+	g.r.applyUpdates(ctx, p, updates)
 }
 
 // lostWhy says why a standby's successor is gone, for the log and the
@@ -268,7 +268,7 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 		err = g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
 	}
 	if err != nil {
-		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
+		p.shutdown(g.r.syncFailureReason(err), err.Error(), nil)
 		return nil, err
 	}
 	_, err = g.activated(sw)

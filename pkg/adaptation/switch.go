@@ -95,7 +95,7 @@ func (g *registry) switchIn(ctx context.Context, p *plugin, cur *ledger.Cursor, 
 		// before the disconnect, and not again by the caller.
 		err = &notJoined{fmt.Errorf("plugin %s not joined: %w", p.describe(), err)}
 		g.r.log.Warnf(ctx, "%v", err)
-		p.disconnect(g.syncFailureReason(err), errors.Unwrap(err.(*notJoined).err).Error(), nil, false, true)
+		p.disconnect(g.r.syncFailureReason(err), errors.Unwrap(err.(*notJoined).err).Error(), nil, false, true)
 		return nil, err
 	}
 	retire, err := g.activated(sw)
@@ -182,7 +182,7 @@ func (g *registry) turnedOff(ctx context.Context, sw *switchover) {
 	}
 	for _, q := range sw.standing {
 		if err := g.tellRole(ctx, q, api.PluginRole_PLUGIN_ROLE_STANDBY, sw.to, "superseded by an instance that does not use handover, standing by"); err != nil {
-			q.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
+			q.shutdown(g.r.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
 				fmt.Sprintf("did not take the standby role: %v", err), sw.to)
 		}
 	}
@@ -372,7 +372,7 @@ func (g *registry) tell(ctx context.Context, p, old *plugin) error {
 		}
 		g.mu.Unlock()
 		if err := g.tellRole(ctx, old, api.PluginRole_PLUGIN_ROLE_STANDBY, p, msg); err != nil {
-			old.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
+			old.shutdown(g.r.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
 				fmt.Sprintf("did not take the standby role: %v", err), p)
 		}
 	}
