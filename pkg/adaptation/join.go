@@ -309,7 +309,7 @@ func (j *joining) underGate(ctx context.Context, takeover *api.Takeover) ([]*api
 			}
 			// Switched before the gate opens: the next runtime operation
 			// that takes BlockPluginSync after p's Synchronize reaches it.
-			more, err = g.switchHeld(ctx, p, cur, takeover, held)
+			more, err = j.switchHeld(ctx, cur, takeover, held)
 			return err
 		},
 	})
@@ -325,7 +325,7 @@ func (j *joining) underGate(ctx context.Context, takeover *api.Takeover) ([]*api
 func (j *joining) fromLedger(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, time.Duration, error) {
 	g, p := j.g, j.p
 	if !p.deltaSync() {
-		return g.switchTo(ctx, p, nil, takeover)
+		return j.switchTo(ctx, nil, takeover)
 	}
 	pods, ctrs, cur, ok := g.r.ledger.Snapshot()
 	if !ok {
@@ -345,7 +345,7 @@ func (j *joining) fromLedger(ctx context.Context, takeover *api.Takeover) ([]*ap
 	if err != nil {
 		return nil, 0, err
 	}
-	more, held, err := g.switchTo(ctx, p, cur, takeover)
+	more, held, err := j.switchTo(ctx, cur, takeover)
 	return append(updates, more...), held, err
 }
 

@@ -108,7 +108,7 @@ func (r *Adaptation) syncStarted(started []*plugin) error {
 		return fmt.Errorf("failed to synchronize pre-installed NRI plugins: %w", err)
 	}
 	for _, p := range synced {
-		if _, _, err := r.reg.switchTo(r.ctx, p, nil, nil); err != nil {
+		if _, _, err := joinOf(r.reg, p).switchTo(r.ctx, nil, nil); err != nil {
 			r.log.Warnf(r.ctx, "failed to admit pre-installed NRI plugin %s: %v", p.name(), err)
 			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil)
 		}

@@ -265,13 +265,13 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 		updates, err = round(ctx, takeover)
 	}
 	if err == nil {
-		err = g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
+		err = p.tellRole(ctx, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
 	}
 	if err != nil {
 		p.shutdown(g.r.syncFailureReason(err), err.Error(), nil)
 		return nil, err
 	}
-	_, err = g.activated(sw)
+	_, err = sw.activate()
 	return updates, err
 }
 

@@ -42,40 +42,43 @@ import (
 // p's knowledge of the runtime's state ends, and named the predecessor its
 // rounds so far named. held is how long an opted-in p's switch held events,
 // from its hold's queueing to its release (HandoverMetrics' eventWait).
-func (g *registry) switchTo(ctx context.Context, p *plugin, cur *ledger.Cursor, named *api.Takeover) (updates []*api.ContainerUpdate, held time.Duration, err error) {
+func (j *joining) switchTo(ctx context.Context, cur *ledger.Cursor, named *api.Takeover) (updates []*api.ContainerUpdate, held time.Duration, err error) {
+	g, p := j.g, j.p
 	if !p.handsOver() {
-		updates, err = g.switchHeld(ctx, p, cur, named, nil)
+		updates, err = j.switchHeld(ctx, cur, named, nil)
 		return updates, 0, err
 	}
 	g.r.atFor(pointSwitch, p)
-	t := g.holdFor(p)
-	defer g.switchDone(p, t)
+	t := j.holdFor()
+	defer j.switchDone(t)
 	if err := g.r.acquire(ctx, t); err != nil {
 		return nil, 0, err
 	}
-	updates, err = g.switchIn(ctx, p, cur, named, t)
+	updates, err = j.switchIn(ctx, cur, named, t)
 	return updates, time.Since(t.queued), err
 }
 
 // switchHeld is switchTo in the hold t, already acquired, if it is set (an
 // opted-in p's always is).
-func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *ledger.Cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+func (j *joining) switchHeld(ctx context.Context, cur *ledger.Cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+	g, p := j.g, j.p
 	g.r.atFor(pointSwitch, p)
 	if !p.handsOver() {
-		sw, err := g.switchBetweenEvents(ctx, p, t)
+		sw, err := j.switchBetweenEvents(ctx, t)
 		if sw != nil {
 			sw.dropStandby()
 		}
 		if err == nil {
-			g.turnedOff(ctx, sw)
+			sw.turnedOff(ctx)
 		}
 		return nil, err
 	}
-	return g.switchIn(ctx, p, cur, named, t)
+	return j.switchIn(ctx, cur, named, t)
 }
 
 // switchIn switches an opted-in p in the hold t, acquired, and releases it.
-func (g *registry) switchIn(ctx context.Context, p *plugin, cur *ledger.Cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+func (j *joining) switchIn(ctx context.Context, cur *ledger.Cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+	g, p := j.g, j.p
 	r := g.r
 	defer r.release(t)
 	r.atFor(pointSwap, p)
@@ -85,9 +88,9 @@ func (g *registry) switchIn(ctx context.Context, p *plugin, cur *ledger.Cursor, 
 	}
 	r.hold.switchesTo(t, p)
 	sw.dropStandby()
-	updates, err := g.lastRound(ctx, sw, cur, named)
+	updates, err := sw.lastRound(ctx, cur, named)
 	if err == nil {
-		err = g.tell(ctx, p, sw.from)
+		err = sw.tell(ctx)
 	}
 	if err != nil {
 		// Out before the hold ends: its predecessor, standing by, is
@@ -98,7 +101,7 @@ func (g *registry) switchIn(ctx context.Context, p *plugin, cur *ledger.Cursor, 
 		p.disconnect(g.r.syncFailureReason(err), errors.Unwrap(err.(*notJoined).err).Error(), nil, false, true)
 		return nil, err
 	}
-	retire, err := g.activated(sw)
+	retire, err := sw.activate()
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +123,8 @@ func (g *registry) switchIn(ctx context.Context, p *plugin, cur *ledger.Cursor, 
 // plugin: between two events, under the adaptation's lock, or in the hold t
 // its join took inside SyncFn (a workload group's member). No role notice
 // is sent, so nothing is waited for meanwhile.
-func (g *registry) switchBetweenEvents(ctx context.Context, p *plugin, t *holdTicket) (*switchover, error) {
+func (j *joining) switchBetweenEvents(ctx context.Context, t *holdTicket) (*switchover, error) {
+	g, p := j.g, j.p
 	if t != nil {
 		defer g.r.release(t)
 	} else {
@@ -129,12 +133,12 @@ func (g *registry) switchBetweenEvents(ctx context.Context, p *plugin, t *holdTi
 	}
 	sw, err := g.swap(p)
 	if err == nil {
-		_, err = g.activated(sw)
+		_, err = sw.activate()
 	}
 	if err == nil {
 		// Logged before the next event, so that the log orders the
 		// switch with the events around it.
-		g.logTurnedOff(ctx, sw)
+		sw.logTurnedOff(ctx)
 	}
 	return sw, err
 }
@@ -144,8 +148,11 @@ func (g *registry) switchBetweenEvents(ctx context.Context, p *plugin, t *holdTi
 // message says only what a plugin cannot tell from them.
 const successorActive = "its successor is active"
 
-// switchover is what one switch changes.
+// switchover is one switch, made by swap: what it changes, and its steps
+// that follow in the hold: its last round, its notices (tell), its
+// activation (activate).
 type switchover struct {
+	g      *registry
 	to     *plugin
 	from   *plugin   // the slot's active instance it replaces, standing by until to is active
 	legacy []*plugin // plugins written for upstream it takes over; once activated, those it retires
@@ -176,19 +183,21 @@ func (sw *switchover) dropStandby() {
 // received no event since the switch; p, joined as upstream's plugins join,
 // gets no role notice, so there is no order between their last write and
 // p's first.
-func (g *registry) turnedOff(ctx context.Context, sw *switchover) {
+func (sw *switchover) turnedOff(ctx context.Context) {
+	g := sw.g
 	for _, q := range sw.optedIn {
 		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "its successor does not use handover", sw.to)
 	}
 	for _, q := range sw.standing {
-		if err := g.tellRole(ctx, q, api.PluginRole_PLUGIN_ROLE_STANDBY, sw.to, "superseded by an instance that does not use handover, standing by"); err != nil {
+		if err := q.tellRole(ctx, api.PluginRole_PLUGIN_ROLE_STANDBY, sw.to, "superseded by an instance that does not use handover, standing by"); err != nil {
 			q.shutdown(g.r.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
 				fmt.Sprintf("did not take the standby role: %v", err), sw.to)
 		}
 	}
 }
 
-func (g *registry) logTurnedOff(ctx context.Context, sw *switchover) {
+func (sw *switchover) logTurnedOff(ctx context.Context) {
+	g := sw.g
 	for _, q := range sw.optedIn {
 		g.r.log.Infof(ctx, "plugin %s superseded by %s, which does not use handover: its successors join beside it as upstream's plugins do",
 			q.describe(), sw.to.describe())
@@ -216,7 +225,7 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	if err != nil {
 		return nil, err
 	}
-	sw := &switchover{to: p, from: s.active, legacy: legacy}
+	sw := &switchover{g: g, to: p, from: s.active, legacy: legacy}
 	if !p.handsOver() {
 		sw.legacy, sw.optedIn = nil, legacy
 	}
@@ -247,7 +256,8 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 // activated completes a switch whose notices were taken: the old instance
 // stays the standby for the grace period or is returned for retiring, and the
 // plugins written for upstream the new one takes over stop receiving events.
-func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
+func (sw *switchover) activate() (retire *plugin, err error) {
+	g := sw.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	p, s := sw.to, sw.to.slot
@@ -294,7 +304,8 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 
 // holdFor is the hold ticket p's switch uses: the one reserved for it when
 // its predecessor was lost, or a new one.
-func (g *registry) holdFor(p *plugin) *holdTicket {
+func (j *joining) holdFor() *holdTicket {
+	g, p := j.g, j.p
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := p.slot
@@ -311,7 +322,8 @@ func (g *registry) holdFor(p *plugin) *holdTicket {
 }
 
 // switchDone forgets p's switch ticket once it is released.
-func (g *registry) switchDone(p *plugin, t *holdTicket) {
+func (j *joining) switchDone(t *holdTicket) {
+	g, p := j.g, j.p
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := p.slot; s != nil && s.switching == t {
@@ -323,7 +335,8 @@ func (g *registry) switchDone(p *plugin, t *holdTicket) {
 // an instance without delta rounds that joins from the ledger, its one full
 // round. If the instance it replaces is not the one its rounds named (that
 // one was lost and its standby reactivated meanwhile), the round names it.
-func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *ledger.Cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
+func (sw *switchover) lastRound(ctx context.Context, cur *ledger.Cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
+	g := sw.g
 	p := sw.to
 	var takeover *api.Takeover
 	if sw.from != nil {
@@ -359,7 +372,8 @@ func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *ledger.Cu
 // on the host needs: the old instance hears it stands by before the new one
 // hears it is active. An old instance that does not take its role is
 // disconnected; the error says why the new one did not take its own.
-func (g *registry) tell(ctx context.Context, p, old *plugin) error {
+func (sw *switchover) tell(ctx context.Context) error {
+	g, p, old := sw.g, sw.to, sw.from
 	if old != nil {
 		g.r.log.Infof(ctx, "plugin %s superseded by %s", old.describe(), p.describe())
 		msg := "superseded, standing by until the successor is active"
@@ -371,12 +385,12 @@ func (g *registry) tell(ctx context.Context, p, old *plugin) error {
 			msg = "superseded, standing by while its pod runs"
 		}
 		g.mu.Unlock()
-		if err := g.tellRole(ctx, old, api.PluginRole_PLUGIN_ROLE_STANDBY, p, msg); err != nil {
+		if err := old.tellRole(ctx, api.PluginRole_PLUGIN_ROLE_STANDBY, p, msg); err != nil {
 			old.shutdown(g.r.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
 				fmt.Sprintf("did not take the standby role: %v", err), p)
 		}
 	}
-	err := g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, old, "active")
+	err := p.tellRole(ctx, api.PluginRole_PLUGIN_ROLE_ACTIVE, old, "active")
 	if err == nil && p.isClosed() {
 		err = fmt.Errorf("plugin %s closed before it became active", p.name())
 	}
@@ -387,11 +401,11 @@ func (g *registry) tell(ctx context.Context, p, old *plugin) error {
 }
 
 // tellRole tells an opted-in plugin its role, bounded by the request timeout.
-func (g *registry) tellRole(ctx context.Context, p *plugin, role api.PluginRole, peer *plugin, msg string) error {
+func (p *plugin) tellRole(ctx context.Context, role api.PluginRole, peer *plugin, msg string) error {
 	if !p.handsOver() || p.isClosed() {
 		return nil
 	}
-	g.r.atFor(pointNotice, p)
+	p.r.atFor(pointNotice, p)
 	req := &api.RoleChangeRequest{Role: role, Message: msg}
 	if peer != nil {
 		req.PeerVersion, req.PeerInstance, req.PeerGeneration = peer.version, peer.instance, peer.generation
@@ -400,7 +414,7 @@ func (g *registry) tellRole(ctx context.Context, p *plugin, role api.PluginRole,
 	defer cancel()
 	_, err := p.svc.RoleChange(rctx, req)
 	if err = requestError(rctx, err); err != nil {
-		g.r.log.Warnf(ctx, "plugin %s did not take role %s: %v", p.name(), role, err)
+		p.r.log.Warnf(ctx, "plugin %s did not take role %s: %v", p.name(), role, err)
 	}
 	return err
 }

@@ -28,7 +28,7 @@ func (g *registry) member(name string, tg int64, annotated bool) *plugin {
 // groupSwitch is the switch p's join takes in the hold it opened in its
 // SyncFn call, once p answered its Synchronize.
 func (g *registry) groupSwitch(p *plugin) error {
-	_, err := g.switchHeld(context.Background(), p, nil, nil, &holdTicket{})
+	_, err := joinOf(g, p).switchHeld(context.Background(), nil, nil, &holdTicket{})
 	return err
 }
 
