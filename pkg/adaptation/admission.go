@@ -41,7 +41,7 @@ package adaptation
 //	            WithRefuseDowngrades
 //
 // Who may supersede whom (maySupersede): with the workload rule on
-// (identity.go, the default) an instance in a pod only one in a pod of the
+// (identity, the default) an instance in a pod only one in a pod of the
 // same workload, and no pod instance a host process or the reverse; between
 // processes outside any pod, and everywhere with the rule off, the
 // SupersedePolicy on credentials (supersede.go, same uid by default).
@@ -458,7 +458,7 @@ func (g *registry) legacyVictims(p *plugin) []*plugin {
 }
 
 // maySupersede decides whether successor may evict predecessor: the
-// workload rule where it applies and either runs in a pod (identity.go),
+// workload rule where it applies and either runs in a pod (identity),
 // else the supersede policy on credentials (supersede.go). g.mu is held.
 func (g *registry) maySupersede(predecessor, successor *plugin) error {
 	if g.workloadChecked(predecessor, successor) {

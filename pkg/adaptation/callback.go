@@ -201,10 +201,11 @@ func (r *Adaptation) callSyncFn(ctx context.Context, cb SyncCB) error {
 // Where the turn sits among the locks (see the package comment): after the
 // sync gate, and before anything the runtime takes inside SyncFn. It is held
 // only across the runtime's SyncFn, taken on the goroutine that calls it and
-// given back when it returns; nothing of ours waits for another lock while
-// holding it (the SyncCB only copies the state or synchronizes one plugin
-// over its connection). So a wait for the turn ends when the runtime's SyncFn
-// in progress returns. The exception is Stop: runtimes hold the lock their
+// given back when it returns. While it is held our SyncCB seeds the ledger,
+// synchronizes plugins over their connections and, in a join under the
+// gate, waits for the hold: neither its holders nor the events it waits for
+// call SyncFn. So a wait for the turn
+// ends when the runtime's SyncFn in progress returns. The exception is Stop: runtimes hold the lock their
 // SyncFn takes around Stop, so the call holding the turn may return only
 // after Stop does. Stop does not wait for it (callRuntime stops waiting when
 // Stop begins), and a wait for the turn gives up then too (or when ctx

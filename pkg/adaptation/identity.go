@@ -6,7 +6,7 @@ package adaptation
 // peercgroup_linux.go); it is matched against the pods and containers the
 // runtime reports through SyncFn when the plugin registers (resolveIdentities),
 // and the result stays with the plugin: a process does not change pods. The
-// admission rules (admission.go) then compare the verified identities
+// admission rules (decide) then compare the verified identities
 // (SupersedeSameWorkload) and take precedence from the pod's
 // pod-template-generation (precedence) rather than from the plugin's word.
 // What of this is Kubernetes' (cgroup layouts, labels, the generation) is

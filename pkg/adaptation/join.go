@@ -17,11 +17,11 @@ package adaptation
 //	                 under the gate. No gate and no SyncFn: it is
 //	                 synchronized from the ledger (ledger.Snapshot) while its
 //	                 predecessor keeps serving, if it takes delta rounds,
-//	                 and the switch (switch.go) holds the dispatch for its
+//	                 and the switch (switchTo) holds the dispatch for its
 //	                 last round and the role notices only.
 //
 // Who may join, and into which slot, is decided at registration (screen,
-// admission.go) and again at the switch.
+// decide) and again at the switch (swap).
 
 import (
 	"context"
@@ -115,7 +115,7 @@ func (j joinPhase) switching() bool { return j == joinRunning || j == joinFromLe
 // configured, into event delivery: its join, the same for every kind of
 // plugin, but for a workload group's member that is idle (it joins once it
 // is the next to serve: groupNext). On failure the plugin has been
-// disconnected. Start brings up the others (launch.go).
+// disconnected. Start brings up the others (startPlugins).
 func (j *joining) admit(ctx context.Context) error {
 	if !j.configured() {
 		return nil

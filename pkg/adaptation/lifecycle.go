@@ -5,7 +5,7 @@ package adaptation
 //
 //	             place               switch      superseded (in a pod, or
 //	(connected) ------> candidate ----------> active --------------------------> standby
-//	                        |                   |  ^   grace > 0, standby.go)      |
+//	                        |                   |  ^   grace > 0, standbyTerm)     |
 //	                        |                   |  +---- reactivated (its ---------+
 //	                        |                   |        successor was lost)       |
 //	                        +------+------------+--------------+-------------------+

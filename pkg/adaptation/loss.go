@@ -11,10 +11,10 @@ package adaptation
 //	                                            switch: it joins under the gate (groupNext); if
 //	                                            none does, as "other" below
 //	opted-in    active    a standby             the standby, reactivated in an urgent hold queued
-//	                                            now, before every event not in flight (standby.go)
+//	                                            now, before every event not in flight (startReactivation)
 //	opted-in    active    a candidate joining   the candidate: its queued switch's hold is urged, or
 //	                      from the ledger       an urgent hold is reserved for its switch, so events
-//	                                            wait for it instead of reaching nobody (switch.go)
+//	                                            wait for it instead of reaching nobody (switchTo)
 //	opted-in    active    nobody else           the idle members of the workload groups it took
 //	                                            over, each group's newest (groupsServeAgain)
 //	other       active    nobody else (a group: the opted-in instances it took over (handover

@@ -82,7 +82,7 @@ type plugin struct {
 	// (supersede.go); unknownPeer for builtin plugins.
 	cred PeerCredentials
 	// cgroup is the peer's cgroup, read race-free at the same moment with
-	// the workload rule on (identity.go); cgroupErr says why it is not known.
+	// the workload rule on (identity); cgroupErr says why it is not known.
 	cgroup    string
 	cgroupErr error
 	// ident is where the runtime placed the peer: nil until resolved when
@@ -104,12 +104,12 @@ type plugin struct {
 	warned map[api.Event]bool
 
 	// Membership, guarded by the registry's lock and written by
-	// registry.move alone (lifecycle.go): the slot the plugin was placed in
+	// registry.move alone: the slot the plugin was placed in
 	// at registration, its state there and, for opted-in plugins, the role.
 	slot  *slot
 	state instanceState
 	role  api.PluginRole
-	// join is where its join is (join.go): configured or not, running
+	// join is where its join is (joining): configured or not, running
 	// under the gate or from the ledger, switched. One value for every kind
 	// of plugin, though only a workload group's member (admission's newer row)
 	// is configured long before it joins, if ever.

@@ -35,7 +35,7 @@ type registry struct {
 	mu      sync.Mutex
 	plugins []*plugin            // active, in dispatch order; replaced, never modified in place
 	all     map[*plugin]struct{} // every plugin from creation until torn down
-	named   map[string][]*slot   // the shared slots of opted-in plugins, by name (admission.go)
+	named   map[string][]*slot   // the shared slots of opted-in plugins, by name (lineage)
 	groups  map[string]*slot     // the workload groups of plugins written for upstream, by key (groupKey)
 	closed  bool
 	seq     uint64
@@ -49,12 +49,12 @@ func newRegistry(r *Adaptation) *registry {
 // slot is one place in the dispatch order. A slot of its own holds one
 // plugin (as candidate while it joins, then active); a shared slot holds the
 // instances of one opted-in plugin name. Only registry.move writes
-// candidate, active and standby (lifecycle.go).
+// candidate, active and standby (moves).
 type slot struct {
 	name      string // shared slots only
 	active    *plugin
 	candidate *plugin // joining; at most one, a newer one displaces it
-	standby   *plugin // superseded, kept for the grace period (standby.go)
+	standby   *plugin // superseded, kept for the grace period (standbyTerm)
 	graceT    *time.Timer
 	graceSeq  uint64 // names the current grace timer; stopGrace moves it on
 	// resume is where the standby's knowledge of the runtime's state ends:
@@ -62,7 +62,7 @@ type slot struct {
 	resume *ledger.Cursor
 	// reserved holds the dispatch for the candidate while nobody serves the
 	// slot (the active instance was lost during the candidate's join); the
-	// candidate's switch uses it (switch.go).
+	// candidate's switch uses it (switchTo).
 	reserved *holdTicket
 	// switching is the hold ticket of the candidate's switch, queued or
 	// held: made urgent if the active instance is lost meanwhile.

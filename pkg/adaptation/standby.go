@@ -16,7 +16,7 @@ package adaptation
 //
 // Its reactivation holds the dispatch from the moment the loss is noticed
 // (registry.serveNext), tells it what changed since it stood by (its resume
-// cursor) and switches to it (switch.go): no event passes while nobody
+// cursor) and switches to it (switchIn): no event passes while nobody
 // serves. What it is told depends on what it takes: a delta round if it
 // takes delta rounds; else nothing if nothing changed, or one full round, a
 // reactivation's, from the ledger if the ledger is exact (usable) or, if it
@@ -58,7 +58,7 @@ func (p *plugin) inPod() bool {
 }
 
 // standsBy makes q, an active opted-in instance that a plugin that did not
-// opt in takes over (admission.go, turnsOff), the standby of its slot if
+// opt in takes over (turnsOff), the standby of its slot if
 // standbyTerm keeps it, and tells whether it did: a rollback to a build
 // without handover whose pod goes leaves the node its plugin. The standby
 // before it, which stood by for q, is retired with the rest. g.mu is held.
@@ -254,7 +254,7 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 	if err != nil {
 		return nil, err
 	}
-	// Active from here, as a switch's successor is (switch.go): a candidate
+	// Active from here, as a switch's successor is (switchIn): a candidate
 	// registering meanwhile takes over from it.
 	sw, err := g.swap(p)
 	if err != nil {

@@ -10,10 +10,10 @@ package adaptation
 // member in the hold its join took inside SyncFn (joinUnderGate), the
 // member it replaces going idle. Both take over the opted-in instances they
 // turn handover off for (turnsOff), told why. An opted-in instance
-// switches in a hold of the dispatch (hold.go), in this order:
+// switches in a hold of the dispatch (hold), in this order:
 //
 //  1. under the registry's lock, admission decides again (the rules take
-//     effect here: admission.go); the new instance becomes the active one
+//     effect here: decide); the new instance becomes the active one
 //     and the old one the standby (no event reaches either in the hold);
 //  2. its last round: what the ledger recorded since its cursor (an
 //     instance with delta rounds) or, for one without, its one full round
@@ -26,7 +26,7 @@ package adaptation
 // Every step is a round trip bounded by the request timeout, none under the
 // adaptation's lock. If the new instance fails step 2 or 3 it is
 // disconnected before the release, and the old instance, standing by, is
-// reactivated in the next hold (standby.go): no event passed meanwhile.
+// reactivated in the next hold (startReactivation): no event passed meanwhile.
 
 import (
 	"context"
@@ -161,7 +161,7 @@ type switchover struct {
 	idled []*plugin
 	// optedIn are the opted-in instances a plugin that did not opt in takes
 	// over: handover was turned off for a rollout of their workload
-	// (admission.go, turnsOff); once activated, those it retires.
+	// (turnsOff); once activated, those it retires.
 	optedIn []*plugin
 	// standing are the active ones among them that stand by in their slot
 	// instead (standbyTerm): if to leaves, they serve again (serveNext).
