@@ -17,8 +17,8 @@
 //     from the ledger (fromLedger; which: waysFromLedger), catch-up rounds,
 //     then the switch (switchTo);
 //   - the switch (switchover, made by registry.swap): the last round, the
-//     role notices (tell), the activation (activate); a standby and its
-//     reactivation (registry.startReactivation);
+//     role notices (tell), the activation (activate); a standby kept
+//     (standbyTerm) and its reactivation (reactivation);
 //   - loss (registry.serveNext): who serves a slot next when an instance
 //     goes;
 //   - the gate (syncGate, Adaptation.syncRound): BlockPluginSync, and the

@@ -94,7 +94,7 @@ func (g *registry) standbysServeAgain(lost *plugin) {
 // which stands by for as long as its pod runs) keeps its resume cursor: an
 // open cursor keeps every change the ledger records, removals included,
 // which would otherwise grow the ledger for as long as the pod. Past it, a
-// reactivation is told the whole state (reactivationRound).
+// reactivation is told the whole state (reactivation.round).
 const resumeBound = 5 * time.Minute
 
 // timeStandby starts standby p's timer, its resume cursor opened when it
@@ -161,6 +161,18 @@ func (s *slot) stopGrace() {
 	}
 }
 
+// reactivation is a standby's way back to active after its successor lost
+// went (why: lostWhy), in the urgent hold t queued when it went: it takes
+// its resume cursor (takeResume), gets its round (round: what changed since,
+// or the whole state), switches, or is dropped if its slot is served
+// again meanwhile (retireStale).
+type reactivation struct {
+	g       *registry
+	p, lost *plugin
+	why     string
+	t       *holdTicket
+}
+
 // startReactivation holds the dispatch for standby, whose successor lost
 // was just removed (why: lostWhy), and reactivates it in the background.
 // g.mu is held.
@@ -171,7 +183,7 @@ func (g *registry) startReactivation(standby, lost *plugin, why string) {
 	go func() {
 		defer g.r.wg.Done()
 		defer g.r.trace(nil, pointReactivated, standby)
-		g.reactivate(standby, lost, why, t)
+		(&reactivation{g: g, p: standby, lost: lost, why: why, t: t}).run()
 	}()
 }
 
@@ -184,8 +196,9 @@ var errReactivationStale = errors.New("its slot is served again")
 // ledger is not known to be exact, so its full round comes from SyncFn.
 var errUnderGate = errors.New("the runtime's state recorded is not known to be exact")
 
-// reactivate makes a standby active again after its successor went away.
-func (g *registry) reactivate(p, lost *plugin, why string, t *holdTicket) {
+// run makes the standby active again after its successor went away.
+func (re *reactivation) run() {
+	g, p, lost, why := re.g, re.p, re.lost, re.why
 	r := g.r
 	ctx := r.ctx
 	start := time.Now()
@@ -193,7 +206,7 @@ func (g *registry) reactivate(p, lost *plugin, why string, t *holdTicket) {
 	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
 		PredecessorGeneration: lost.generation, PredecessorPod: lost.podIdentity(), Reactivation: true}
 	g.mu.Unlock()
-	updates, err := g.reactivateHeld(p, lost, t, takeover, why)
+	updates, err := re.held(takeover)
 	if errors.Is(err, errUnderGate) {
 		r.log.Infof(ctx, "plugin %s is synchronized again under the sync gate: %v", p.describe(), err)
 		updates, err = joinOf(g, p).underGate(ctx, takeover)
@@ -202,7 +215,7 @@ func (g *registry) reactivate(p, lost *plugin, why string, t *holdTicket) {
 	switch {
 	case errors.Is(err, errReactivationStale):
 		r.log.Infof(ctx, "reactivation of plugin %s after %s %s dropped: %v", p.describe(), lost.describe(), why, err)
-		g.retireStale(p)
+		re.retireStale()
 		return
 	case errors.As(err, &nj): // disconnected where it failed
 		g.r.recordHandover(p, "failed", start, time.Since(start))
@@ -231,11 +244,12 @@ func lostWhy(lost *plugin) string {
 	return "left"
 }
 
-// reactivateHeld reactivates p in the hold t and returns the updates its
+// held reactivates p in the hold t and returns the updates its
 // round asked for, to apply once the hold is released. Whatever p or the
 // ledger hold, it fails rather than panics: it runs on a goroutine of its
 // own, inside the runtime.
-func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.Takeover, why string) (updates []*api.ContainerUpdate, err error) {
+func (re *reactivation) held(takeover *api.Takeover) (updates []*api.ContainerUpdate, err error) {
+	g, p, lost, why, t := re.g, re.p, re.lost, re.why, re.t
 	r := g.r
 	ctx := r.ctx
 	defer r.release(t)
@@ -245,12 +259,12 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 		return nil, err
 	}
 	r.atFor(pointSwap, p)
-	resume, err := g.takeResume(p)
+	resume, err := re.takeResume()
 	if err != nil {
 		return nil, err
 	}
 	defer resume.Close()
-	round, err := g.reactivationRound(p, resume)
+	round, err := re.round(resume)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +296,8 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 // loss finds p active again (an earlier reactivation ran) or gone: each is
 // dropped. The cursor is read here, not when the reactivation was queued:
 // the one that runs takes it.
-func (g *registry) takeResume(p *plugin) (*ledger.Cursor, error) {
+func (re *reactivation) takeResume() (*ledger.Cursor, error) {
+	g, p := re.g, re.p
 	g.mu.Lock()
 	s := p.slot
 	if (p.state != stateStandby || s.standby != p) && !bugStaleReactivation {
@@ -312,7 +327,8 @@ func standbyPending(p *plugin) error {
 // retireStale retires a standby whose reactivation was dropped because
 // another instance serves its slot: it stood by for an instance that is
 // gone, and is told who took over.
-func (g *registry) retireStale(p *plugin) {
+func (re *reactivation) retireStale() {
+	g, p := re.g, re.p
 	g.mu.Lock()
 	s := p.slot
 	if p.state != stateStandby || s == nil || s.standby != p || s.active == nil {
@@ -325,14 +341,15 @@ func (g *registry) retireStale(p *plugin) {
 	p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance took over before it was reactivated", succ)
 }
 
-// reactivationRound chooses, in the reactivation's hold, what the standby
+// round chooses, in the reactivation's hold, what the standby
 // is told before it is active again (nil: nothing): what was relayed since
 // it stood by, in a delta round marked as the reactivation's (empty, it
 // still tells the plugin it serves again), if it takes them; else nothing if
 // nothing was, so it knows what an instance active all along would; else
 // the whole state in one full round from the ledger, if that is exact, or
 // errUnderGate.
-func (g *registry) reactivationRound(p *plugin, resume *ledger.Cursor) (func(context.Context, *api.Takeover) ([]*api.ContainerUpdate, error), error) {
+func (re *reactivation) round(resume *ledger.Cursor) (func(context.Context, *api.Takeover) ([]*api.ContainerUpdate, error), error) {
+	g, p := re.g, re.p
 	var d *ledger.Delta
 	ok := false
 	if resume != nil {
