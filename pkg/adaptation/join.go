@@ -1,7 +1,7 @@
 package adaptation
 
 // Joining: how a configured plugin becomes the active instance of its slot.
-// Two ways, chosen once, when it joins (joinsFromLedger):
+// Two ways, chosen once, when it joins (waysFromLedger):
 //
 //	under the gate   nobody opted-in serves its name: a fresh join (every
 //	                 plugin written for upstream, the first instance of an
@@ -103,7 +103,7 @@ const (
 	joinConfigured                    // configured, no join running
 	joinRunning                       // its join (join) runs, under the gate so far
 	joinFromLedger                    // its join runs, from the ledger while its predecessor serves (joinsFromLedger)
-	joinSwitched                      // its join runs, its switch completed (activated)
+	joinSwitched                      // its join runs, its switch completed (activate)
 )
 
 // switching tells whether a join runs and its switch has not completed: a
@@ -145,7 +145,7 @@ func (j *joining) configured() bool {
 }
 
 // join synchronizes p and switches to it, from the ledger or under the
-// gate (joinsFromLedger); if that fails p is disconnected. A member idled
+// gate (waysFromLedger); if that fails p is disconnected. A member idled
 // during its join (a newer one registered) stays connected, and joins once
 // more if it was made the candidate again meanwhile (that one left).
 func (j *joining) run(ctx context.Context) error {
@@ -207,7 +207,7 @@ func (j *joining) ended(err error) (again bool) {
 	return again
 }
 
-// joinsFromLedger decides how p joins, once: from the ledger if it opted in,
+// waysFromLedger decides how p joins, once: from the ledger if it opted in,
 // an opted-in instance of its slot serves its events meanwhile, and the
 // ledger is exact as far as its comparisons with SyncFn tell (usable); the
 // ledger is compared first if the sync gate is free at once.
@@ -237,7 +237,7 @@ func (j *joining) waysFromLedger(ctx context.Context) bool {
 	return true
 }
 
-// joinUnderGate is upstream's join: p is synchronized from inside the
+// underGate is upstream's join: p is synchronized from inside the
 // runtime's SyncFn under the sync gate, whose result also refreshes the
 // ledger, and switched to before the gate opens, so the next runtime
 // operation that takes BlockPluginSync after its Synchronize reaches it.
@@ -319,7 +319,7 @@ func (j *joining) underGate(ctx context.Context, takeover *api.Takeover) ([]*api
 	return append(updates, more...), nil
 }
 
-// joinFromLedger synchronizes p from the ledger while its predecessor keeps
+// fromLedger synchronizes p from the ledger while its predecessor keeps
 // serving, if p takes delta rounds (a plugin without them gets its one round
 // in the switch's hold), and then switches to it.
 func (j *joining) fromLedger(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, time.Duration, error) {

@@ -7,7 +7,7 @@ package adaptation
 // A plugin written for upstream (or any plugin that did not opt in) joins
 // as upstream's do: it is added to the dispatch list under the adaptation's
 // lock, after its Synchronize, under the sync gate; a workload group's
-// member in the hold its join took inside SyncFn (joinUnderGate), the
+// member in the hold its join took inside SyncFn (joining.underGate), the
 // member it replaces going idle. Both take over the opted-in instances they
 // turn handover off for (turnsOff), told why. An opted-in instance
 // switches in a hold of the dispatch (hold), in this order:
@@ -156,7 +156,7 @@ type switchover struct {
 	to     *plugin
 	from   *plugin   // the slot's active instance it replaces, standing by until to is active
 	legacy []*plugin // plugins written for upstream it takes over; once activated, those it retires
-	// idled are the workload group members it takes over (activated): as
+	// idled are the workload group members it takes over (activate): as
 	// a newer member's switch leaves them, connected and idle, not told.
 	idled []*plugin
 	// optedIn are the opted-in instances a plugin that did not opt in takes
@@ -253,7 +253,7 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	return sw, nil
 }
 
-// activated completes a switch whose notices were taken: the old instance
+// activate completes a switch whose notices were taken: the old instance
 // stays the standby for the grace period or is returned for retiring, and the
 // plugins written for upstream the new one takes over stop receiving events.
 func (sw *switchover) activate() (retire *plugin, err error) {

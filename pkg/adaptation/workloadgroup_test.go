@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Workload groups' edges (workloadgroup.go) at the registry, where the
+// Workload groups' edges (groupKey, the newer row, groupNext) at the registry, where the
 // decisions are made: who is placed as the candidate and who idle, whose
 // switch goes through, who may send updates and what a refusal names, who
 // joins when nobody serves. The join itself (the Synchronize under the gate)
