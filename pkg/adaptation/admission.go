@@ -135,7 +135,7 @@ var admissionRules = []admissionRule{
 			if h.state != stateStandby && !a.g.turnsOff(a.p, h) {
 				return fmt.Errorf("plugin %s does not support handover and may not run beside %s, which took over its name: "+
 					"only a later rollout generation of its workload may replace it without handover",
-					a.g.who(a.p), a.g.who(h))
+					a.g.policy.who(a.p), a.g.policy.who(h))
 			}
 		}
 		return nil
@@ -152,11 +152,11 @@ var admissionRules = []admissionRule{
 		if top == nil || top == a.p || a.g.newer(a.p, top) {
 			return nil
 		}
-		return fmt.Errorf("%w: %s", errIdled, a.g.who(top))
+		return fmt.Errorf("%w: %s", errIdled, a.g.policy.who(top))
 	}},
 	{"identity", optedIn, func(a *admission) error {
 		p := a.p
-		if !a.g.workloadChecked(p, p) || p.identity().Place != PeerUnknown {
+		if !a.g.policy.workloadChecked(p, p) || p.identity().Place != PeerUnknown {
 			return nil
 		}
 		why := "its container is not among those the runtime lists yet"
@@ -189,14 +189,14 @@ var admissionRules = []admissionRule{
 	}},
 	{"generation", optedIn, func(a *admission) error {
 		p := a.p
-		pg, pok := a.g.precedence(p)
+		pg, pok := a.g.policy.precedence(p)
 		// A plugin written for upstream that took over from this
 		// workload with handover turned off is not taken over by an
 		// older instance (a superseded pod restarted by the kubelet).
 		for _, q := range a.g.legacyVictims(p) {
-			if qg, qok := a.g.precedence(q); pok && qok && pg < qg {
+			if qg, qok := a.g.policy.precedence(q); pok && qok && pg < qg {
 				return fmt.Errorf("plugin %s is older than %s (rollout generation %d < %d)",
-					a.g.who(p), a.g.who(q), pg, qg)
+					a.g.policy.who(p), a.g.policy.who(q), pg, qg)
 			}
 		}
 		if a.s == nil {
@@ -209,9 +209,9 @@ var admissionRules = []admissionRule{
 			if inc == nil || inc == p || a.atSwitch && !bugGenerationVsCandidate && inc != a.s.active {
 				continue
 			}
-			if ig, iok := a.g.precedence(inc); pok && iok && pg < ig {
+			if ig, iok := a.g.policy.precedence(inc); pok && iok && pg < ig {
 				return fmt.Errorf("plugin %s is older than %s (rollout generation %d < %d)",
-					a.g.who(p), a.g.who(inc), pg, ig)
+					a.g.policy.who(p), a.g.policy.who(inc), pg, ig)
 			}
 		}
 		return nil
@@ -437,8 +437,8 @@ func (g *registry) turnsOff(p, h *plugin) bool {
 	if g.maySupersede(h, p) != nil {
 		return false
 	}
-	pg, pok := g.precedence(p)
-	hg, hok := g.precedence(h)
+	pg, pok := g.policy.precedence(p)
+	hg, hok := g.policy.precedence(h)
 	return pok && hok && pg > hg
 }
 
@@ -461,7 +461,7 @@ func (g *registry) legacyVictims(p *plugin) []*plugin {
 // workload rule where it applies and either runs in a pod (identity),
 // else the supersede policy on credentials (supersede.go). g.mu is held.
 func (g *registry) maySupersede(predecessor, successor *plugin) error {
-	if g.workloadChecked(predecessor, successor) {
+	if g.policy.workloadChecked(predecessor, successor) {
 		pi, si := predecessor.identity(), successor.identity()
 		if pi.Place != PeerOutsidePod || si.Place != PeerOutsidePod {
 			if err := supersedeSameWorkload(g.policy.resolver, pi, si); err != nil {
@@ -484,8 +484,8 @@ func (g *registry) maySupersede(predecessor, successor *plugin) error {
 
 // who names an instance for a refusal: with the workload rule, where the
 // runtime placed it too. g.mu is held.
-func (g *registry) who(p *plugin) string {
-	if g.policy.resolver == nil || p.ident == nil {
+func (pol *handoverPolicy) who(p *plugin) string {
+	if pol.resolver == nil || p.ident == nil {
 		return p.describe()
 	}
 	return p.describe() + " (" + p.identity().PodString() + ")"
@@ -552,8 +552,8 @@ func (g *registry) groupKey(p *plugin) (string, bool) {
 // newer tells whether member p takes precedence over member q: a higher
 // pod-template-generation. g.mu is held.
 func (g *registry) newer(p, q *plugin) bool {
-	pg, _ := g.precedence(p)
-	qg, _ := g.precedence(q)
+	pg, _ := g.policy.precedence(p)
+	qg, _ := g.policy.precedence(q)
 	return pg > qg
 }
 
@@ -575,14 +575,14 @@ func (g *registry) placeInGroup(p *plugin, s *slot, idled bool) {
 	if idled {
 		g.move(p, s, stateIdle)
 		g.r.log.Infof(g.r.ctx, "plugin %s is not newer than %s of its workload: it stays connected and receives no events",
-			g.who(p), g.who(s.top()))
+			g.policy.who(p), g.policy.who(s.top()))
 		return
 	}
 	g.groups[s.group] = s
 	if c := s.candidate; c != nil {
 		g.move(c, s, stateIdle)
 		g.r.log.Infof(g.r.ctx, "plugin %s is newer than %s, which had not taken over: that one stays connected and receives no events",
-			g.who(p), g.who(c))
+			g.policy.who(p), g.policy.who(c))
 	}
 	g.move(p, s, stateCandidate)
 }

@@ -302,16 +302,16 @@ func (p *plugin) identity() PeerIdentity {
 
 // workloadChecked tells whether the workload rule applies between p and q:
 // it is on and both peers' cgroups can be verified on this platform.
-func (g *registry) workloadChecked(p, q *plugin) bool {
-	return g.policy.resolver != nil && !errors.Is(p.cgroupErr, errIdentityUnsupported) && !errors.Is(q.cgroupErr, errIdentityUnsupported)
+func (pol *handoverPolicy) workloadChecked(p, q *plugin) bool {
+	return pol.resolver != nil && !errors.Is(p.cgroupErr, errIdentityUnsupported) && !errors.Is(q.cgroupErr, errIdentityUnsupported)
 }
 
 // precedence is p's rollout generation: its pod's pod-template-generation
 // with the workload rule on (the DaemonSet controller sets it, monotonic over
 // rollouts and rollbacks), else what p declared; ok is false when neither is
 // known. g.mu is held.
-func (g *registry) precedence(p *plugin) (gen uint64, ok bool) {
-	if g.policy.resolver != nil && p.ident != nil && p.ident.place == PeerInPod {
+func (pol *handoverPolicy) precedence(p *plugin) (gen uint64, ok bool) {
+	if pol.resolver != nil && p.ident != nil && p.ident.place == PeerInPod {
 		if pod := p.ident.pod; pod.HasTemplateGeneration && pod.TemplateGeneration >= 0 {
 			return uint64(pod.TemplateGeneration), true
 		}

@@ -188,7 +188,7 @@ func (j *joining) run(ctx context.Context) error {
 			g.r.recordHandover(p, "completed", start, wait)
 		}
 		g.r.applyUpdates(ctx, p, updates)
-		g.recordSynchronized(p, len(updates))
+		g.r.recordSynchronized(p, len(updates))
 		return nil
 	}
 }

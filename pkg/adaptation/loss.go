@@ -102,12 +102,12 @@ func (g *registry) groupNext(s *slot) {
 	}
 	if _, err := g.decide(best, s, true); err != nil {
 		if !errors.Is(err, errIdled) {
-			g.r.log.Infof(g.r.ctx, "plugin %s stays connected without events: %v", g.who(best), err)
+			g.r.log.Infof(g.r.ctx, "plugin %s stays connected without events: %v", g.policy.who(best), err)
 		}
 		return
 	}
 	g.move(best, s, stateCandidate)
-	g.r.log.Infof(g.r.ctx, "plugin %s is synchronized again: no newer instance of its workload is active or joining", g.who(best))
+	g.r.log.Infof(g.r.ctx, "plugin %s is synchronized again: no newer instance of its workload is active or joining", g.policy.who(best))
 	if best.join != joinConfigured {
 		return // its join, or its admit once configured, takes it from here
 	}

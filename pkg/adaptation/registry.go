@@ -248,11 +248,11 @@ func (g *registry) groupMayUpdate(p *plugin, s *slot) error {
 	case s.active == p, s.active == nil && s.candidate == p:
 		return nil
 	case s.active == nil:
-		return fmt.Errorf("plugin %s receives no events: no instance of its workload is active", g.who(p))
+		return fmt.Errorf("plugin %s receives no events: no instance of its workload is active", g.policy.who(p))
 	case p.state == stateCandidate:
 		return fmt.Errorf("plugin %s has not taken over from %s of its workload yet and may not update containers",
-			g.who(p), g.who(s.active))
+			g.policy.who(p), g.policy.who(s.active))
 	}
 	return fmt.Errorf("plugin %s was superseded by %s of its workload and receives no events; it may not update containers",
-		g.who(p), g.who(s.active))
+		g.policy.who(p), g.policy.who(s.active))
 }

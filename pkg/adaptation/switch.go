@@ -234,7 +234,7 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 		// replaces stays connected, idle.
 		g.move(old, s, stateIdle)
 		g.r.log.Infof(g.r.ctx, "plugin %s takes over from %s of its workload, which stays connected and receives no events",
-			g.who(p), g.who(old))
+			g.policy.who(p), g.policy.who(old))
 	} else if old != nil {
 		// A standby stands by for the active instance it was replaced
 		// by: once that one is replaced in turn, its reason is gone.
