@@ -94,7 +94,7 @@ func (r *Adaptation) syncRound(ctx context.Context, rd gateRound) error {
 	if err == nil && !called {
 		err = errNoListing
 	}
-	if err == nil {
+	if err == nil && len(handed) > 0 {
 		// The runtime applies them once our SyncCB returns, telling us of
 		// no failure.
 		r.ledger.Applied(handed, nil)
