@@ -3,31 +3,50 @@
 // API follows containerd/nri v0.12.5 so that a runtime switches by changing
 // import paths.
 //
+// Its parts, and where each decides:
+//
+//   - registry, slot: membership and slots; event dispatch reads
+//     registry.active;
+//   - the lifecycle (instanceState, moves): an instance's state in its
+//     slot; registry.move alone writes slots and the dispatch list;
+//   - admission (admissionRules, registry.decide): who may join, take over
+//     and stay, one table run at registration (registry.place) and at the
+//     switch (registry.swap); a workload group's newer-by-generation is its
+//     newer row (groupKey);
+//   - the join (joining): screen, admit, run under the gate (underGate) or
+//     from the ledger (fromLedger; which: waysFromLedger), catch-up rounds,
+//     then the switch (switchTo);
+//   - the switch (switchover, made by registry.swap): the last round, the
+//     role notices (tell), the activation (activate); a standby kept
+//     (standbyTerm) and its reactivation (reactivation);
+//   - loss (registry.serveNext): who serves a slot next when an instance
+//     goes;
+//   - the gate (syncGate, Adaptation.syncRound): BlockPluginSync, and the
+//     one place SyncFn is called, which seeds the ledger;
+//   - the hold (hold): a switch's turn at the dispatch;
+//   - the ledger (internal/ledger): the runtime's state between SyncFn
+//     calls, with cursors for delta rounds.
+//
 // Locks, always taken in this order, and none of them held while calling the
-// runtime back, except the sync gate, which exists for that:
+// runtime back, except the sync gate and the SyncFn turn, which exist for
+// that:
 //
 //   - the sync gate (syncGate): runtime operations hold it shared through
-//     BlockPluginSync; a join under the gate holds it exclusively while the
-//     runtime's SyncFn lists its state and the plugin synchronizes; SyncFn is
-//     called nowhere else;
+//     BlockPluginSync; a round of syncRound holds it exclusively;
+//   - the SyncFn turn (syncFnTurn): one call of the runtime's SyncFn at a
+//     time, taken on the goroutine calling it; the runtime takes its own
+//     locks inside SyncFn, after it;
 //   - the hold (hold): a switch's or a reactivation's turn at the dispatch;
 //     events queued after it wait, and its holder takes the next lock once
-//     the events before it ended;
+//     the events before it ended. A join under the gate takes it inside
+//     SyncFn, so that no event passes between the state it was given and
+//     its switch; no holder calls SyncFn;
 //   - the Adaptation's mutex: held for the whole dispatch of one event and
 //     for a switch, so an event reaches either the old instance or the new
 //     one, never both or neither;
 //   - the registry's mutex (registry): the slots and the plugin sets only,
 //     so a plugin can be removed from anywhere, including mid-dispatch;
-//   - the ledger's mutex (ledger), a leaf.
-//
-// Where each decision lives: who may join, take over and stay is admission's
-// one table (registry.decide); an instance's state and the dispatch list
-// follow from registry.move alone; a registration runs screen, then join
-// (from the ledger or under the gate: joinsFromLedger), then the switch
-// (swap, activated); a lost instance's slot is served again by
-// registry.serveNext (a standby reactivated, an urgent hold for a candidate,
-// a workload group's next member); what the runtime's state is, between
-// SyncFn calls, is the ledger's (ledger.seed, ledger.note, ledger.usable).
+//   - the ledger's mutex (ledger.Ledger), a leaf.
 //
 // Every plugin connection is served by its own goroutines: a plugin that
 // hangs in registration delays nobody. Every runtime-initiated disconnect goes
@@ -48,6 +67,7 @@ import (
 	"github.com/containerd/ttrpc"
 	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/pkg/adaptation/builtin"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 const (
@@ -112,7 +132,7 @@ type Adaptation struct {
 	fanOut bool
 
 	syncGate *syncGate
-	// syncFnTurn serializes calls of syncFn (callback.go).
+	// syncFnTurn serializes calls of syncFn.
 	syncFnTurn syncFnTurn
 	reg        *registry
 	// hook is WithScheduleHook's, called at each boundary of the handover
@@ -122,9 +142,9 @@ type Adaptation struct {
 	// boundaries with the instance crossing them, and where a goroutine is
 	// about to wait; nil outside tests.
 	probe func(ctx context.Context, point string, p *plugin)
-	// ledger is the adaptation's record of the runtime's state (ledger.go).
-	ledger ledger
-	// hold pauses event dispatch for a switch (hold.go).
+	// ledger is the adaptation's record of the runtime's state.
+	ledger ledger.Ledger
+	// hold pauses event dispatch for a switch.
 	hold hold
 
 	// lifecycle
@@ -172,7 +192,7 @@ func New(name, version string, syncFn SyncFn, updateFn UpdateFn, opts ...Option)
 			return nil, fmt.Errorf("failed to apply NRI adaptation option: %w", err)
 		}
 	}
-	r.ledger.kept = r.handover
+	r.ledger.Kept = r.handover
 
 	r.log.Infof(r.ctx, "NRI runtime interface created for %s %s (NRI %s)", name, version, r.nriVersion)
 	return r, nil
@@ -211,7 +231,7 @@ func (r *Adaptation) Start() error {
 // nothing, as upstream's Stop leaves it (keptOnStop).
 //
 // Runtimes call Stop holding locks that their SyncFn and UpdateFn take, so
-// Stop never waits for a call into the runtime (see callback.go): cancelling
+// Stop never waits for a call into the runtime (see callRuntime): cancelling
 // the adaptation's context comes first, before even waiting for a Start in
 // progress, which may itself be calling the runtime back.
 func (r *Adaptation) Stop() {
@@ -284,16 +304,16 @@ func (r *Adaptation) updateContainers(ctx context.Context, updates []*ContainerU
 	if len(updates) == 0 {
 		return nil, nil
 	}
-	failed, err := r.callUpdateFn(ctx, r.ledger.updatingBegins(updates))
+	failed, err := r.callUpdateFn(ctx, r.ledger.UpdatingBegins(updates))
 	switch {
 	case err == nil:
-		r.ledger.applied(updates, failed)
+		r.ledger.Applied(updates, failed)
 		return failed, nil
 	case !errors.Is(err, errStopped):
 		// What the runtime applied is unknown: the next comparison
 		// tells.
-		r.ledger.distrust()
+		r.ledger.Distrust()
 	}
-	r.ledger.updatingEnds(updates)
+	r.ledger.UpdatingEnds(updates)
 	return failed, err
 }

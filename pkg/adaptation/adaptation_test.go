@@ -489,3 +489,32 @@ func TestStopDoesNotWaitForAHeldSyncBlock(t *testing.T) {
 		t.Fatal("plugin became active although its synchronization was blocked")
 	}
 }
+
+// What the runtime applied of updates whose UpdateFn failed is unknown: the
+// ledger is not used for a takeover until a comparison finds it exact.
+func TestLedgerDistrustedWhenUpdateFnFails(t *testing.T) {
+	c1 := &api.Container{Id: "c1", PodSandboxId: "p1", State: api.ContainerState_CONTAINER_RUNNING}
+	r, err := New("test-runtime", "v0", func(ctx context.Context, cb SyncCB) error {
+		_, err := cb(ctx, nil, []*api.Container{c1})
+		return err
+	}, func(context.Context, []*ContainerUpdate) ([]*ContainerUpdate, error) {
+		return nil, errors.New("the runtime's store is gone")
+	}, WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	r.ledger.Seed(0, nil, []*api.Container{c1})
+	r.ledger.Note(api.Event_REMOVE_CONTAINER, &api.RemoveContainerRequest{Container: &api.Container{Id: "c0"}}, nil, false)
+	r.ledger.Seed(r.ledger.Version(), nil, []*api.Container{c1})
+	if !r.ledger.Usable() {
+		t.Fatal("not usable after a comparison found no difference")
+	}
+	u := &api.ContainerUpdate{ContainerId: "c1", Linux: &api.LinuxContainerUpdate{Resources: &api.LinuxResources{Cpu: &api.LinuxCPU{Cpus: "0-1"}}}}
+	if _, err := r.updateContainers(context.Background(), []*ContainerUpdate{u}); err == nil {
+		t.Fatal("UpdateFn's error was not returned")
+	}
+	if r.ledger.Usable() {
+		t.Error("the ledger is used after an update with an unknown outcome")
+	}
+}

@@ -24,7 +24,7 @@ package adaptation
 //	                               (handover turned off for a rollout: turnsOff)
 //	newer       a workload         the active instance of its group, or at registration the
 //	            group's member     joining one, is of its pod-template-generation or newer
-//	                               (workloadgroup.go): not disconnected, it stays idle
+//	                               (newer): not disconnected, it stays idle
 //	identity    opted-in, with     the runtime could not place its process (it exited, or
 //	            the workload rule  its container is not listed yet): retried by restarting
 //	supersede   opted-in           the supersede rules let it evict some instances of its
@@ -41,7 +41,7 @@ package adaptation
 //	            WithRefuseDowngrades
 //
 // Who may supersede whom (maySupersede): with the workload rule on
-// (identity.go, the default) an instance in a pod only one in a pod of the
+// (identity, the default) an instance in a pod only one in a pod of the
 // same workload, and no pod instance a host process or the reverse; between
 // processes outside any pod, and everywhere with the rule off, the
 // SupersedePolicy on credentials (supersede.go, same uid by default).
@@ -60,11 +60,33 @@ package adaptation
 // another lineage. At its switch an opted-in instance takes over the plugins
 // written for upstream with its name and index that it may supersede
 // (victims).
+//
+// Workload groups: plugins written for upstream, opted in by their DaemonSet
+// instead of their code. Such a plugin sends no handover feature, instance
+// id or generation, and its RoleChange and Shutdown mean nothing: two
+// connections of its name are two plugins, both served (upstream's
+// behaviour, the default). What the runtime can verify is where each
+// connection comes from (identity): its pod, namespace, controller,
+// pod-template-generation and annotations. With HandoverAnnotation on the
+// pod template, the connections of one name and index from pods of one
+// workload (groupKey) are instances of one plugin, a group slot of which
+// one receives events. Who is newer is the pods' pod-template-generation,
+// never the order of connections: a rollback (a higher generation running
+// an older binary) takes over, a restarted older pod never does. The newer
+// row refuses an older member, at registration and at the switch, and
+// leaves it idle rather than disconnected (such a plugin exits when its
+// connection closes, and the kubelet restarts it): connected, no events,
+// no timer, its updates refused (groupMayUpdate), until its pod goes. A
+// newer member joins as upstream's join does, its switch taken in the hold
+// its SyncFn call opened, so no event reaches both instances or neither;
+// who serves when a member goes is serveNext's (groupNext). No RoleChange
+// and no Shutdown is ever sent to a member: upstream sends neither.
 
 import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -113,7 +135,7 @@ var admissionRules = []admissionRule{
 			if h.state != stateStandby && !a.g.turnsOff(a.p, h) {
 				return fmt.Errorf("plugin %s does not support handover and may not run beside %s, which took over its name: "+
 					"only a later rollout generation of its workload may replace it without handover",
-					a.g.who(a.p), a.g.who(h))
+					a.g.policy.who(a.p), a.g.policy.who(h))
 			}
 		}
 		return nil
@@ -130,11 +152,11 @@ var admissionRules = []admissionRule{
 		if top == nil || top == a.p || a.g.newer(a.p, top) {
 			return nil
 		}
-		return fmt.Errorf("%w: %s", errIdled, a.g.who(top))
+		return fmt.Errorf("%w: %s", errIdled, a.g.policy.who(top))
 	}},
 	{"identity", optedIn, func(a *admission) error {
 		p := a.p
-		if !a.g.workloadChecked(p, p) || p.identity().Place != PeerUnknown {
+		if !a.g.policy.workloadChecked(p, p) || p.identity().Place != PeerUnknown {
 			return nil
 		}
 		why := "its container is not among those the runtime lists yet"
@@ -167,14 +189,14 @@ var admissionRules = []admissionRule{
 	}},
 	{"generation", optedIn, func(a *admission) error {
 		p := a.p
-		pg, pok := a.g.precedence(p)
+		pg, pok := a.g.policy.precedence(p)
 		// A plugin written for upstream that took over from this
 		// workload with handover turned off is not taken over by an
 		// older instance (a superseded pod restarted by the kubelet).
 		for _, q := range a.g.legacyVictims(p) {
-			if qg, qok := a.g.precedence(q); pok && qok && pg < qg {
+			if qg, qok := a.g.policy.precedence(q); pok && qok && pg < qg {
 				return fmt.Errorf("plugin %s is older than %s (rollout generation %d < %d)",
-					a.g.who(p), a.g.who(q), pg, qg)
+					a.g.policy.who(p), a.g.policy.who(q), pg, qg)
 			}
 		}
 		if a.s == nil {
@@ -187,9 +209,9 @@ var admissionRules = []admissionRule{
 			if inc == nil || inc == p || a.atSwitch && !bugGenerationVsCandidate && inc != a.s.active {
 				continue
 			}
-			if ig, iok := a.g.precedence(inc); pok && iok && pg < ig {
+			if ig, iok := a.g.policy.precedence(inc); pok && iok && pg < ig {
 				return fmt.Errorf("plugin %s is older than %s (rollout generation %d < %d)",
-					a.g.who(p), a.g.who(inc), pg, ig)
+					a.g.policy.who(p), a.g.policy.who(inc), pg, ig)
 			}
 		}
 		return nil
@@ -275,7 +297,7 @@ func (g *registry) place(p *plugin) (displaced *plugin, err error) {
 		// module's stub, the interface that asks for it.
 		g.r.log.Warnf(g.r.ctx, "plugin %s does not support delta rounds (api.FeatureDeltaSync; with nri-handover's stub: implement stub.SynchronizeRoundInterface): "+
 			"outside a pod it will have no standby while its successor joins or after it is superseded", p.describe())
-		g.recordHandover(p, "standby-unavailable", time.Now(), 0)
+		g.r.recordHandover(p, "standby-unavailable", time.Now(), 0)
 	}
 	return displaced, nil
 }
@@ -416,8 +438,8 @@ func (g *registry) turnsOff(p, h *plugin) bool {
 	if g.maySupersede(h, p) != nil {
 		return false
 	}
-	pg, pok := g.precedence(p)
-	hg, hok := g.precedence(h)
+	pg, pok := g.policy.precedence(p)
+	hg, hok := g.policy.precedence(h)
 	return pok && hok && pg > hg
 }
 
@@ -437,10 +459,10 @@ func (g *registry) legacyVictims(p *plugin) []*plugin {
 }
 
 // maySupersede decides whether successor may evict predecessor: the
-// workload rule where it applies and either runs in a pod (identity.go),
+// workload rule where it applies and either runs in a pod (identity),
 // else the supersede policy on credentials (supersede.go). g.mu is held.
 func (g *registry) maySupersede(predecessor, successor *plugin) error {
-	if g.workloadChecked(predecessor, successor) {
+	if g.policy.workloadChecked(predecessor, successor) {
 		pi, si := predecessor.identity(), successor.identity()
 		if pi.Place != PeerOutsidePod || si.Place != PeerOutsidePod {
 			if err := supersedeSameWorkload(g.policy.resolver, pi, si); err != nil {
@@ -463,8 +485,8 @@ func (g *registry) maySupersede(predecessor, successor *plugin) error {
 
 // who names an instance for a refusal: with the workload rule, where the
 // runtime placed it too. g.mu is held.
-func (g *registry) who(p *plugin) string {
-	if g.policy.resolver == nil || p.ident == nil {
+func (pol *handoverPolicy) who(p *plugin) string {
+	if pol.resolver == nil || p.ident == nil {
 		return p.describe()
 	}
 	return p.describe() + " (" + p.identity().PodString() + ")"
@@ -496,4 +518,72 @@ func (g *registry) dropSlot(s *slot) {
 	} else {
 		g.named[s.name] = ss
 	}
+}
+
+// errIdled ends a member's join without disconnecting it: a newer instance
+// of its workload is active or joining, and it stays connected, idle.
+var errIdled = errors.New("a newer instance of its workload took over")
+
+// groupKey is the workload group p belongs to: its index and name, its
+// pod's namespace and workload (the resolver's). ok is false for every plugin that
+// stays as upstream: not external, not opted in by its pod, a pod the
+// runtime did not verify, or one without a pod-template-generation (who is
+// newer could then only be guessed from the order of connections).
+// g.mu is held.
+func (g *registry) groupKey(p *plugin) (string, bool) {
+	if !g.r.handover || p.kind != kindExternal || g.policy.resolver == nil || p.ident == nil || p.ident.place != PeerInPod {
+		return "", false
+	}
+	pod := p.ident.pod
+	switch {
+	case pod.Handover == "":
+		return "", false
+	case pod.Handover != HandoverWorkload:
+		g.r.log.Warnf(g.r.ctx, "plugin %s: pod %s/%s has %s=%q, which this runtime does not know (it accepts %q); it runs as upstream runs it",
+			p.name(), pod.Namespace, pod.Name, HandoverAnnotation, pod.Handover, HandoverWorkload)
+		return "", false
+	case !pod.HasTemplateGeneration || pod.TemplateGeneration < 0:
+		g.r.log.Warnf(g.r.ctx, "plugin %s: pod %s/%s has %s but no pod-template-generation label, so which instance is newer cannot be told; it runs as upstream runs it",
+			p.name(), pod.Namespace, pod.Name, HandoverAnnotation)
+		return "", false
+	}
+	return strings.Join([]string{p.idx, p.base, pod.Namespace, g.policy.resolver.Workload(pod)}, "\x00"), true
+}
+
+// newer tells whether member p takes precedence over member q: a higher
+// pod-template-generation. g.mu is held.
+func (g *registry) newer(p, q *plugin) bool {
+	pg, _ := g.policy.precedence(p)
+	qg, _ := g.policy.precedence(q)
+	return pg > qg
+}
+
+// top is the group's newest instance that is active or joining: the
+// candidate if there is one (it is newer than the active one), else the
+// active one.
+func (s *slot) top() *plugin {
+	if s.candidate != nil {
+		return s.candidate
+	}
+	return s.active
+}
+
+// placeInGroup puts a registering member into its group s as admission
+// decided: idle if the newer rule idled it (idled), else as the candidate
+// (it is newer than every instance active or joining; a pending candidate
+// goes idle, still connected). g.mu is held.
+func (g *registry) placeInGroup(p *plugin, s *slot, idled bool) {
+	if idled {
+		g.move(p, s, stateIdle)
+		g.r.log.Infof(g.r.ctx, "plugin %s is not newer than %s of its workload: it stays connected and receives no events",
+			g.policy.who(p), g.policy.who(s.top()))
+		return
+	}
+	g.groups[s.group] = s
+	if c := s.candidate; c != nil {
+		g.move(c, s, stateIdle)
+		g.r.log.Infof(g.r.ctx, "plugin %s is newer than %s, which had not taken over: that one stays connected and receives no events",
+			g.policy.who(p), g.policy.who(c))
+	}
+	g.move(p, s, stateCandidate)
 }

@@ -53,7 +53,7 @@ func TestAdmissionRules(t *testing.T) {
 			return err
 		}},
 		// A member the newer rule refuses is not disconnected: it stays
-		// idle (workloadgroup_test.go follows it further).
+		// idle (TestGroupNextAsksAdmission follows it further).
 		{"newer: at registration", func(t *testing.T, g *registry) error {
 			g.policy.resolver = KubernetesResolver{}
 			g.activeMember(t, g.member("p-b", 2, true))
@@ -335,7 +335,7 @@ func TestWorkloadSquattersBothOrders(t *testing.T) {
 				if order == "squatter first" {
 					place(t, g, b)
 				}
-				tk := g.takeoverFrom(b)
+				tk := joinOf(g, b).takeoverFrom()
 				if pod := tk.GetPredecessorPod(); pod.GetNamespace() != "kube-system" || pod.GetName() != "p-h1" || pod.GetTemplateGeneration() != 1 {
 					t.Fatalf("Takeover names predecessor pod %v, want kube-system/p-h1 generation 1", pod)
 				}
@@ -589,4 +589,112 @@ func TestLikelyRenameIsWarnedAtRegistration(t *testing.T) {
 			t.Fatalf("warned %q", got)
 		}
 	})
+}
+
+// Two pods of one generation (the controller deleted one and created its
+// replacement, or a node's pod recreated beside the old one): neither is
+// newer, so the one serving keeps serving and the other is idle, whatever
+// the order of connections; when nobody serves, the last registered of the
+// newest generation is the one synchronized again.
+func TestGroupSameGeneration(t *testing.T) {
+	g := workloadRegistry()
+	a := g.activeMember(t, g.member("p-a", 1, true))
+	x := g.member("p-x", 1, true)
+	place(t, g, x)
+	wantState(t, x, stateIdle)
+	wantDispatch(t, g, a)
+	wantRefused(t, g, x, "superseded by", "kube-system/p-a")
+
+	// Its join, had it started one, would not switch either.
+	g.mu.Lock()
+	g.move(x, x.slot, stateCandidate)
+	g.mu.Unlock()
+	if err := g.groupSwitch(x); !errors.Is(err, errIdled) {
+		t.Fatalf("switch of an instance of the active one's generation: %v, want it idled", err)
+	}
+	wantState(t, x, stateIdle)
+	wantDispatch(t, g, a)
+
+	y := g.member("p-y", 1, true)
+	old := g.member("p-old", 0, true)
+	for _, p := range []*plugin{y, old} {
+		place(t, g, p)
+		wantState(t, p, stateIdle)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, p := range []*plugin{x, y, old} {
+		p.join = joinConfigured
+	}
+	if got := g.newestIdle(a.slot); got != y {
+		t.Fatalf("next to serve: %s, want the last registered of generation 1", got.identity().PodString())
+	}
+	y.conn = connClosing
+	if got := g.newestIdle(a.slot); got != x {
+		t.Fatalf("next to serve with the last one closing: %s, want the other of generation 1", got.identity().PodString())
+	}
+}
+
+// The older instance restarts (its connection goes, it connects again)
+// while the newer is in its Synchronize: the newer is the candidate, so the
+// restarted older is idle from its registration, not a second candidate,
+// and no join starts for it; the newer's switch then has nobody to take over
+// from and is the only one receiving events.
+func TestGroupOlderReconnectsWhileNewerSynchronizes(t *testing.T) {
+	g := workloadRegistry()
+	a := g.activeMember(t, g.member("p-a", 1, true))
+	b := g.member("p-b", 2, true)
+	place(t, g, b)
+	wantState(t, b, stateCandidate)
+	b.join = joinRunning // in its Synchronize
+
+	g.remove(a)
+	wantState(t, a, stateGone)
+	wantDispatch(t, g)
+	if b.slot.candidate != b {
+		t.Fatal("the newer lost its candidacy when the older went")
+	}
+	a2 := g.member("p-a", 1, true)
+	place(t, g, a2)
+	wantState(t, a2, stateIdle)
+	// Nobody is active: the candidate may update, as a fresh upstream join;
+	// the idle one may not.
+	wantAccepted(t, g, b)
+	wantRefused(t, g, a2, "no instance of its workload is active")
+
+	if err := g.groupSwitch(b); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, b, stateActive)
+	wantState(t, a2, stateIdle)
+	wantDispatch(t, g, b)
+	wantRefused(t, g, a2, "superseded by", "kube-system/p-b", "template generation 2")
+}
+
+// A newer instance registering while another is in its Synchronize takes
+// the candidacy; the one it displaced goes idle, still connected, and its
+// switch, when its Synchronize returns, is refused; one no newer than the
+// candidate is idle at once.
+func TestGroupNewerDisplacesPendingCandidate(t *testing.T) {
+	g := workloadRegistry()
+	a := g.activeMember(t, g.member("p-a", 1, true))
+	b := g.member("p-b", 2, true)
+	place(t, g, b)
+	c := g.member("p-c", 3, true)
+	place(t, g, c)
+	wantState(t, b, stateIdle)
+	wantState(t, c, stateCandidate)
+	mid := g.member("p-b2", 2, true)
+	place(t, g, mid)
+	wantState(t, mid, stateIdle)
+
+	if err := g.groupSwitch(b); !errors.Is(err, errIdled) {
+		t.Fatalf("the displaced candidate's switch: %v, want it idled", err)
+	}
+	wantDispatch(t, g, a)
+	if err := g.groupSwitch(c); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, a, stateIdle)
+	wantDispatch(t, g, c)
 }

@@ -12,8 +12,6 @@ const (
 	bugGenerationVsCandidate = false // admission.go: at a switch, the generation rule counts the pending candidate
 	bugStaleReactivation     = false // standby.go: a reactivation runs whatever happened since it was queued
 	bugUpdatesDeferred       = false // hold.go: UpdateContainers during a hold is deferred, answered at once, applied unchecked
-	bugLedgerMissesUpdates   = false // ledger.go: what UpdateFn applied and replies' updates are not noted
-	bugLedgerBringsBack      = false // ledger.go: a listing brings back, uncounted, a container whose removal was relayed
 	bugStaleSwitchTicket     = false // lifecycle.go: a candidate that left keeps its switch's ticket for a loss to urge
 	bugGroupKeepsOptedIn     = false // switch.go: a workload group's switch leaves the opted-in instance it turns handover off for
 	bugWorkloadByLabels      = false // resolver.go: a pod's workload is its labels, so a chart upgrade is another workload

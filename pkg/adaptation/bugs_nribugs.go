@@ -11,8 +11,6 @@ var (
 	bugGenerationVsCandidate bool
 	bugStaleReactivation     bool
 	bugUpdatesDeferred       bool
-	bugLedgerMissesUpdates   bool
-	bugLedgerBringsBack      bool
 	bugStaleSwitchTicket     bool
 	bugGroupKeepsOptedIn     bool
 	bugWorkloadByLabels      bool

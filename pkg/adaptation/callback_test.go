@@ -3,6 +3,7 @@ package adaptation
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nri-handover/nri/api"
@@ -106,4 +107,52 @@ func TestStopDoesNotWaitForUpdateFnBlockedOnRuntimeLock(t *testing.T) {
 	if _, err := f.runtime.UpdateContainers(context.Background(), &api.UpdateContainersRequest{}); err != nil {
 		t.Fatalf("plugin's connection after Stop: %v", err)
 	}
+}
+
+// The comparison taken when the gate is free is not made while a hold is
+// queued (an event waiting for the hold may hold the runtime's lock, which
+// SyncFn takes), and its caller does not wait for a SyncFn that blocks: the
+// gate stays held until SyncFn returns.
+func TestLedgerCheckNeverStallsItsCaller(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	var block atomic.Bool
+	r, err := New("test-runtime", "v0", func(ctx context.Context, cb SyncCB) error {
+		calls.Add(1)
+		if block.Load() {
+			<-release
+		}
+		_, err := cb(ctx, nil, nil)
+		return err
+	}, func(context.Context, []*ContainerUpdate) ([]*ContainerUpdate, error) { return nil, nil }, WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	r.ledger.Seed(0, nil, nil)
+
+	held := r.hold.enqueue()
+	r.checkLedger(context.Background())
+	if n := calls.Load(); n != 0 {
+		t.Errorf("SyncFn called %d times while a hold was queued", n)
+	}
+	r.release(held)
+
+	block.Store(true)
+	r.checkLedger(context.Background()) // returns while SyncFn blocks
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("SyncFn called %d times; want 1", n)
+	}
+	if r.syncGate.TryLock() {
+		r.syncGate.Unlock()
+		t.Error("the gate was free while SyncFn ran")
+	}
+	close(release)
+	eventually(t, func() bool {
+		if r.syncGate.TryLock() {
+			r.syncGate.Unlock()
+			return true
+		}
+		return false
+	}, "the gate released once SyncFn returned")
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 // The event methods below hold the adaptation's lock for the whole dispatch,
@@ -56,8 +57,8 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 	// The ledger derives the created container from the container as the
 	// runtime sent it, which merging the replies edits in place.
 	var sent *api.Container
-	if r.ledger.recording() {
-		sent = cloneContainer(req.GetContainer())
+	if r.ledger.Recording() {
+		sent = ledger.CloneContainer(req.GetContainer())
 	}
 
 	plugins := r.reg.active()
@@ -72,7 +73,7 @@ func (r *Adaptation) CreateContainer(ctx context.Context, req *CreateContainerRe
 	if err == nil {
 		rsp, err = r.validateContainerAdjustment(ctx, plugins, validate, result)
 	}
-	r.ledger.note(api.Event_CREATE_CONTAINER,
+	r.ledger.Note(api.Event_CREATE_CONTAINER,
 		&api.CreateContainerRequest{Pod: req.GetPod(), Container: sent}, rsp, err != nil || sent == nil)
 	return rsp, err
 }
@@ -103,7 +104,7 @@ func (r *Adaptation) UpdateContainer(ctx context.Context, req *UpdateContainerRe
 	// The ledger applies the resources asked for as the runtime sent them:
 	// collecting the result fills them in place.
 	var asked *api.UpdateContainerRequest
-	if r.ledger.recording() {
+	if r.ledger.Recording() {
 		asked = &api.UpdateContainerRequest{Pod: req.GetPod(), Container: req.GetContainer()}
 		if res := req.GetLinuxResources(); res != nil {
 			asked.LinuxResources = proto.Clone(res).(*api.LinuxResources)
@@ -119,7 +120,7 @@ func (r *Adaptation) UpdateContainer(ctx context.Context, req *UpdateContainerRe
 	if err == nil {
 		rsp = result.updateContainerResponse()
 	}
-	r.ledger.note(api.Event_UPDATE_CONTAINER, asked, rsp, err != nil || asked == nil)
+	r.ledger.Note(api.Event_UPDATE_CONTAINER, asked, rsp, err != nil || asked == nil)
 	return rsp, err
 }
 
@@ -145,7 +146,7 @@ func (r *Adaptation) StopContainer(ctx context.Context, req *StopContainerReques
 		rsp = result.stopContainerResponse()
 	}
 	// Stopped either way; the updates only if the runtime gets them.
-	r.ledger.note(api.Event_STOP_CONTAINER, req, rsp, false)
+	r.ledger.Note(api.Event_STOP_CONTAINER, req, rsp, false)
 	return rsp, err
 }
 
@@ -178,7 +179,7 @@ func (r *Adaptation) relay(ctx context.Context, plugins []*plugin, event api.Eve
 	case api.Event_CREATE_CONTAINER, api.Event_UPDATE_CONTAINER, api.Event_STOP_CONTAINER:
 		// noted with their merged replies
 	default:
-		defer r.ledger.note(event, req, nil, false)
+		defer r.ledger.Note(event, req, nil, false)
 	}
 	for _, p := range plugins {
 		if !p.receives(event) {

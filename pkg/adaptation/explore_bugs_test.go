@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 // revertedFixes are the fixes bugs_nribugs.go can revert. NRI_BUGS=<key>,...
@@ -23,8 +25,8 @@ var revertedFixes = []struct {
 	{"i30-generation-vs-candidate", "generation rule counts the pending candidate at a switch", &bugGenerationVsCandidate},
 	{"i39-f1", "a workload group's switch leaves the opted-in instance (finding 1)", &bugGroupKeepsOptedIn},
 	{"i39-f2", "a candidate that left keeps its switch ticket (finding 2)", &bugStaleSwitchTicket},
-	{"i39-f3", "the ledger misses what UpdateFn and replies applied (finding 3)", &bugLedgerMissesUpdates},
-	{"i39-f4", "a listing brings back a relayed removal (finding 4)", &bugLedgerBringsBack},
+	{"i39-f3", "the ledger misses what UpdateFn and replies applied (finding 3)", &ledger.BugMissesUpdates},
+	{"i39-f4", "a listing brings back a relayed removal (finding 4)", &ledger.BugBringsBack},
 	{"i39-f5", "a reactivation runs whatever happened since it was queued (finding 5)", &bugStaleReactivation},
 	{"i39-f6", "UpdateContainers during a hold deferred and answered at once (finding 6)", &bugUpdatesDeferred},
 	{"i39-f7", "a chart upgrade is another workload (finding 7)", &bugWorkloadByLabels},

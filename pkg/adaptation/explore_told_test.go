@@ -147,15 +147,7 @@ func (e *explorer) endOp(id int) {
 // applied it and the ledger not noted it yet (the one window left:
 // hack/model/ledger.pml's S1 excuses such a container).
 func (e *explorer) registering(who string) {
-	l := &e.r.ledger
-	l.mu.Lock()
-	var inFlight []string
-	for key, n := range l.updating {
-		if id, ok := strings.CutPrefix(key, "ctr/"); ok && n > 0 {
-			inFlight = append(inFlight, id)
-		}
-	}
-	l.mu.Unlock()
+	inFlight := e.r.ledger.Stats().Updating
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.regVer[who] = e.rtVer

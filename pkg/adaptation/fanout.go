@@ -40,7 +40,7 @@ func (r *Adaptation) fanOutRelay(ctx context.Context, plugins []*plugin, event a
 	if !ok {
 		return fmt.Errorf("no relay for event %s", event.PrettyName())
 	}
-	defer r.ledger.note(event, req, nil, false)
+	defer r.ledger.Note(event, req, nil, false)
 	errs := make([]error, len(plugins))
 	var wg sync.WaitGroup
 	for i, p := range plugins {

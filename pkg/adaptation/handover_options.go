@@ -11,7 +11,7 @@ type handoverPolicy struct {
 	resumeBound      time.Duration // tests only: resumeBound's, if set
 	refuseDowngrades bool
 	supersede        SupersedePolicy  // who may supersede whom (supersede.go); nil is SupersedeSameUID
-	resolver         WorkloadResolver // the workload rule's (identity.go); nil turns the rule off
+	resolver         WorkloadResolver // the workload rule's (identity); nil turns the rule off
 }
 
 // WithPluginHandover turns handover on (the default) or off. It applies only
@@ -31,7 +31,7 @@ func WithPluginHandover(enabled bool) Option {
 // disconnects within d, the standby is re-synchronized and becomes active
 // again. Zero (the default) disconnects such an instance right after the
 // switch. An instance the runtime placed in a pod stands by, whatever d, for
-// as long as its connection lives (its pod's deletion ends it): standby.go.
+// as long as its connection lives (its pod's deletion ends it): standbyTerm.
 func WithStandbyGrace(d time.Duration) Option {
 	return func(r *Adaptation) error {
 		if d < 0 {

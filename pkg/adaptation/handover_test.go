@@ -38,7 +38,7 @@ func (g *registry) switchNow(t *testing.T, p *plugin) {
 	if err != nil {
 		t.Fatalf("swap %s: %v", p.describe(), err)
 	}
-	if _, err := g.activated(sw); err != nil {
+	if _, err := sw.activate(); err != nil {
 		t.Fatalf("activate %s: %v", p.describe(), err)
 	}
 }

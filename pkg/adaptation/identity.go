@@ -6,7 +6,7 @@ package adaptation
 // peercgroup_linux.go); it is matched against the pods and containers the
 // runtime reports through SyncFn when the plugin registers (resolveIdentities),
 // and the result stays with the plugin: a process does not change pods. The
-// admission rules (admission.go) then compare the verified identities
+// admission rules (decide) then compare the verified identities
 // (SupersedeSameWorkload) and take precedence from the pod's
 // pod-template-generation (precedence) rather than from the plugin's word.
 // What of this is Kubernetes' (cgroup layouts, labels, the generation) is
@@ -49,8 +49,7 @@ type PeerPod struct {
 	HasTemplateGeneration             bool  // the label is set (and a number)
 	Labels                            map[string]string
 	// Handover is the pod's HandoverAnnotation, "" if it has none: how its
-	// DaemonSet opted plugins written for upstream into handover
-	// (workloadgroup.go).
+	// DaemonSet opted plugins written for upstream into handover (groupKey).
 	Handover string
 }
 
@@ -303,16 +302,16 @@ func (p *plugin) identity() PeerIdentity {
 
 // workloadChecked tells whether the workload rule applies between p and q:
 // it is on and both peers' cgroups can be verified on this platform.
-func (g *registry) workloadChecked(p, q *plugin) bool {
-	return g.policy.resolver != nil && !errors.Is(p.cgroupErr, errIdentityUnsupported) && !errors.Is(q.cgroupErr, errIdentityUnsupported)
+func (pol *handoverPolicy) workloadChecked(p, q *plugin) bool {
+	return pol.resolver != nil && !errors.Is(p.cgroupErr, errIdentityUnsupported) && !errors.Is(q.cgroupErr, errIdentityUnsupported)
 }
 
 // precedence is p's rollout generation: its pod's pod-template-generation
 // with the workload rule on (the DaemonSet controller sets it, monotonic over
 // rollouts and rollbacks), else what p declared; ok is false when neither is
 // known. g.mu is held.
-func (g *registry) precedence(p *plugin) (gen uint64, ok bool) {
-	if g.policy.resolver != nil && p.ident != nil && p.ident.place == PeerInPod {
+func (pol *handoverPolicy) precedence(p *plugin) (gen uint64, ok bool) {
+	if pol.resolver != nil && p.ident != nil && p.ident.place == PeerInPod {
 		if pod := p.ident.pod; pod.HasTemplateGeneration && pod.TemplateGeneration >= 0 {
 			return uint64(pod.TemplateGeneration), true
 		}
@@ -355,12 +354,12 @@ func (g *registry) resolveIdentities(ctx context.Context, p *plugin) {
 	}
 	if slices.ContainsFunc(found, func(v *verified) bool { return v == nil }) {
 		// From the ledger, never from SyncFn: this runs beside runtime
-		// operations (ledger.go). A ledger dropped for its size is seeded
+		// operations (the ledger). A ledger dropped for its size is seeded
 		// again here if the sync gate is free at once.
-		if !g.r.ledger.recording() {
+		if !g.r.ledger.Recording() {
 			g.r.checkLedger(ctx)
 		}
-		if pods, ctrs, ok := g.r.ledger.listing(); ok {
+		if pods, ctrs, ok := g.r.ledger.Listing(); ok {
 			listed = true
 			for i, q := range todo {
 				if found[i] == nil {
@@ -450,3 +449,17 @@ func placeIn(id PeerIdentity) string {
 	}
 	return "in " + placeName(id)
 }
+
+// HandoverAnnotation on a plugin's pod template (so on each of its pods,
+// which the runtime sees as PodSandbox annotations) with the value
+// HandoverWorkload tells the runtime that the connections of one plugin name
+// and index from pods of this workload are instances of one plugin, of which
+// one at a time receives events. An annotation rather than a label: it
+// changes no selector. On the pod rather than the DaemonSet: the runtime
+// sees pods only. The value names the rule, so that another one can be
+// added.
+const HandoverAnnotation = "nri.containerd.io/handover"
+
+// HandoverWorkload is the value of HandoverAnnotation that turns workload
+// groups on for the pod's plugins.
+const HandoverWorkload = "workload"

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 const (
@@ -163,7 +164,7 @@ func TestResolveIdentities(t *testing.T) {
 	}
 	defer r.Stop()
 	g := r.reg
-	r.ledger.seed(0, pods, ctrs)
+	r.ledger.Seed(0, pods, ctrs)
 
 	p := g.optedIn("10", "p", "a", 1, "1")
 	p.cgroupErr, p.cgroup = nil, "/kubepods/besteffort/pod"+podUID+"/"+ctrID
@@ -186,8 +187,8 @@ func TestResolveIdentities(t *testing.T) {
 	if syncs != 0 {
 		t.Fatalf("placing peers called SyncFn %d times", syncs)
 	}
-	r.ledger = ledger{kept: true}   // nothing recorded
-	inFlight := r.BlockPluginSync() // a runtime operation
+	r.ledger = ledger.Ledger{Kept: true} // nothing recorded
+	inFlight := r.BlockPluginSync()      // a runtime operation
 	q := g.optedIn("10", "p", "b", 2, "2")
 	q.cgroupErr, q.cgroup = nil, "/kubepods/besteffort/pod"+podUID+"/"+ctrID
 	g.resolveIdentities(context.Background(), q)

@@ -1,7 +1,7 @@
 package adaptation
 
 // Joining: how a configured plugin becomes the active instance of its slot.
-// Two ways, chosen once, when it joins (joinsFromLedger):
+// Two ways, chosen once, when it joins (waysFromLedger):
 //
 //	under the gate   nobody opted-in serves its name: a fresh join (every
 //	                 plugin written for upstream, the first instance of an
@@ -15,13 +15,13 @@ package adaptation
 //	                 SyncFn last time (ledger.usable; compared once more
 //	                 first if the gate is free at once). Otherwise it joins
 //	                 under the gate. No gate and no SyncFn: it is
-//	                 synchronized from the ledger (ledger.go) while its
+//	                 synchronized from the ledger (ledger.Snapshot) while its
 //	                 predecessor keeps serving, if it takes delta rounds,
-//	                 and the switch (switch.go) holds the dispatch for its
+//	                 and the switch (switchTo) holds the dispatch for its
 //	                 last round and the role notices only.
 //
 // Who may join, and into which slot, is decided at registration (screen,
-// admission.go) and again at the switch.
+// decide) and again at the switch (swap).
 
 import (
 	"context"
@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 // preSwitchRounds bounds the delta rounds a takeover from the ledger sends
@@ -40,30 +41,6 @@ import (
 const preSwitchRounds = 2
 
 var errDisplaced = errors.New("displaced by a newer instance before it took over")
-
-// handsOver tells whether the plugin takes part in handover: it asked for it,
-// it is external, and the runtime offers it.
-func (p *plugin) handsOver() bool {
-	return p.r.handover && p.kind == kindExternal && api.HasFeature(p.features, api.FeatureHandover)
-}
-
-// deltaSync tells whether the plugin accepts more than one synchronization
-// round on its connection.
-func (p *plugin) deltaSync() bool {
-	return p.handsOver() && api.HasFeature(p.features, api.FeatureDeltaSync)
-}
-
-// offeredFeatures are the protocol features the runtime offers p: only those
-// p asked for.
-func (p *plugin) offeredFeatures() []string {
-	switch {
-	case p.deltaSync():
-		return []string{api.FeatureHandover, api.FeatureDeltaSync}
-	case p.handsOver():
-		return []string{api.FeatureHandover}
-	}
-	return nil
-}
 
 // describe names an instance for logs and errors.
 func (p *plugin) describe() string {
@@ -80,16 +57,30 @@ func (p *plugin) describe() string {
 	return s
 }
 
+// joining is one plugin's way into event delivery, its steps in order:
+// screen (admission at registration: its slot), admit (configured, its
+// join starts), run (under the gate or from the ledger: waysFromLedger),
+// its catch-up rounds, and the switch (switchTo, switchHeld). Its steps
+// read and write the registry's slots under the registry's lock; who may
+// join is admission's (decide), who is active the lifecycle's (move).
+type joining struct {
+	g *registry
+	p *plugin
+}
+
+func joinOf(g *registry, p *plugin) *joining { return &joining{g: g, p: p} }
+
 // screen places a registering plugin (registry.place), once the runtime
 // placed its process if the rules need it (resolveIdentities), and
 // disconnects a pending candidate it displaced.
-func (g *registry) screen(ctx context.Context, p *plugin) error {
+func (j *joining) screen(ctx context.Context) error {
+	g, p := j.g, j.p
 	g.r.atFor(pointRegister, p)
 	g.resolveIdentities(ctx, p)
 	displaced, err := g.place(p)
 	if err != nil {
 		if p.handsOver() {
-			g.recordHandover(p, "rejected", time.Now(), 0)
+			g.r.recordHandover(p, "rejected", time.Now(), 0)
 		}
 		return err
 	}
@@ -98,7 +89,7 @@ func (g *registry) screen(ctx context.Context, p *plugin) error {
 	}
 	if displaced != nil {
 		g.r.log.Infof(g.r.ctx, "plugin %s displaces %s before it took over", p.describe(), displaced.describe())
-		g.recordHandover(displaced, "displaced", time.Now(), 0)
+		g.r.recordHandover(displaced, "displaced", time.Now(), 0)
 		displaced.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance registered before this one took over", p)
 	}
 	return nil
@@ -112,7 +103,7 @@ const (
 	joinConfigured                    // configured, no join running
 	joinRunning                       // its join (join) runs, under the gate so far
 	joinFromLedger                    // its join runs, from the ledger while its predecessor serves (joinsFromLedger)
-	joinSwitched                      // its join runs, its switch completed (activated)
+	joinSwitched                      // its join runs, its switch completed (activate)
 )
 
 // switching tells whether a join runs and its switch has not completed: a
@@ -124,18 +115,19 @@ func (j joinPhase) switching() bool { return j == joinRunning || j == joinFromLe
 // configured, into event delivery: its join, the same for every kind of
 // plugin, but for a workload group's member that is idle (it joins once it
 // is the next to serve: groupNext). On failure the plugin has been
-// disconnected. Start brings up the others (launch.go).
-func (g *registry) admit(ctx context.Context, p *plugin) error {
-	if !g.configured(p) {
+// disconnected. Start brings up the others (startPlugins).
+func (j *joining) admit(ctx context.Context) error {
+	if !j.configured() {
 		return nil
 	}
-	return g.join(ctx, p)
+	return j.run(ctx)
 }
 
 // configured records that p was configured and tells whether its join
 // starts now: not for a member that is idle, or whose join started already
 // (groupNext may start it here, once p is configured).
-func (g *registry) configured(p *plugin) bool {
+func (j *joining) configured() bool {
+	g, p := j.g, j.p
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if p.join == joinUnconfigured {
@@ -153,35 +145,36 @@ func (g *registry) configured(p *plugin) bool {
 }
 
 // join synchronizes p and switches to it, from the ledger or under the
-// gate (joinsFromLedger); if that fails p is disconnected. A member idled
+// gate (waysFromLedger); if that fails p is disconnected. A member idled
 // during its join (a newer one registered) stays connected, and joins once
 // more if it was made the candidate again meanwhile (that one left).
-func (g *registry) join(ctx context.Context, p *plugin) error {
+func (j *joining) run(ctx context.Context) error {
+	g, p := j.g, j.p
 	for {
 		start := time.Now()
-		takeover := g.takeoverFrom(p)
+		takeover := j.takeoverFrom()
 		if takeover != nil {
-			g.r.log.Infof(ctx, "plugin %s takes over from %s", p.describe(), g.describeTakeover(p, takeover))
+			g.r.log.Infof(ctx, "plugin %s takes over from %s", p.describe(), j.describeTakeover(takeover))
 		}
 		var (
 			updates []*api.ContainerUpdate
 			err     error
 		)
 		var held time.Duration // how long its switch from the ledger held events
-		fromLedger := g.joinsFromLedger(ctx, p)
+		fromLedger := j.waysFromLedger(ctx)
 		if fromLedger {
-			updates, held, err = g.joinFromLedger(ctx, p, takeover)
+			updates, held, err = j.fromLedger(ctx, takeover)
 		} else {
-			updates, err = g.joinUnderGate(ctx, p, takeover)
+			updates, err = j.underGate(ctx, takeover)
 		}
-		switch again := g.joinEnded(p, err); {
+		switch again := j.ended(err); {
 		case again:
 			continue
 		case errors.Is(err, errIdled):
 			g.r.log.Infof(ctx, "plugin %s stays connected without events: %v", p.name(), err)
 			return nil
 		case err != nil:
-			return g.fail(p, start, err)
+			return j.fail(start, err)
 		}
 		g.r.log.Infof(ctx, "plugin %s connected and synchronized", p.qualifiedName())
 		if p.handsOver() {
@@ -192,17 +185,18 @@ func (g *registry) join(ctx context.Context, p *plugin) error {
 			if fromLedger {
 				wait = held
 			}
-			g.recordHandover(p, "completed", start, wait)
+			g.r.recordHandover(p, "completed", start, wait)
 		}
-		g.applyUpdates(ctx, p, updates)
-		g.recordSynchronized(p, len(updates))
+		g.r.applyUpdates(ctx, p, updates)
+		g.r.recordSynchronized(p, len(updates))
 		return nil
 	}
 }
 
 // joinEnded tells whether p, idled by err, is to join again: it was made
 // the candidate again meanwhile. Else its join is over.
-func (g *registry) joinEnded(p *plugin, err error) (again bool) {
+func (j *joining) ended(err error) (again bool) {
+	g, p := j.g, j.p
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	again = errors.Is(err, errIdled) && p.state == stateCandidate && !g.closed
@@ -213,11 +207,12 @@ func (g *registry) joinEnded(p *plugin, err error) (again bool) {
 	return again
 }
 
-// joinsFromLedger decides how p joins, once: from the ledger if it opted in,
+// waysFromLedger decides how p joins, once: from the ledger if it opted in,
 // an opted-in instance of its slot serves its events meanwhile, and the
 // ledger is exact as far as its comparisons with SyncFn tell (usable); the
 // ledger is compared first if the sync gate is free at once.
-func (g *registry) joinsFromLedger(ctx context.Context, p *plugin) bool {
+func (j *joining) waysFromLedger(ctx context.Context) bool {
+	g, p := j.g, j.p
 	takesOver := func() bool {
 		s := p.slot
 		return s != nil && s.shared() && s.active != nil && s.active != p && s.candidate == p
@@ -229,7 +224,7 @@ func (g *registry) joinsFromLedger(ctx context.Context, p *plugin) bool {
 		return false
 	}
 	g.r.checkLedger(ctx)
-	if !g.r.ledger.usable() {
+	if !g.r.ledger.Usable() {
 		g.r.log.Infof(ctx, "plugin %s joins under the sync gate: the runtime's state recorded is not known to be exact", p.describe())
 		return false
 	}
@@ -242,96 +237,106 @@ func (g *registry) joinsFromLedger(ctx context.Context, p *plugin) bool {
 	return true
 }
 
-// joinUnderGate is upstream's join: p is synchronized from inside the
+// underGate is upstream's join: p is synchronized from inside the
 // runtime's SyncFn under the sync gate, whose result also refreshes the
 // ledger, and switched to before the gate opens, so the next runtime
 // operation that takes BlockPluginSync after its Synchronize reaches it.
-func (g *registry) joinUnderGate(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+func (j *joining) underGate(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+	g, p := j.g, j.p
 	r := g.r
 	r.atFor(pointGate, p)
-	if err := r.syncGate.Lock(ctx); err != nil {
-		return nil, err
-	}
-	defer r.syncGate.Unlock()
-	if err := g.pending(p); err != nil {
-		return nil, err
-	}
-	grouped := g.inGroup(p)
-	var cur *cursor
-	if p.deltaSync() {
-		// Exits bypass the gate: what they change during the round is
-		// told in the switch's delta round.
-		cur = r.ledger.openCursor()
-		defer cur.close()
-	}
-	from := r.ledger.version()
 	var (
+		grouped bool
+		cur     *ledger.Cursor
 		updates []*api.ContainerUpdate
 		serr    error
 		held    *holdTicket
+		more    []*api.ContainerUpdate
 	)
-	err := g.runtimeState(ctx, func(pods []*api.PodSandbox, ctrs []*api.Container) {
-		// The ledger is compared and seeded while the plugin takes the
-		// state in: both only read it, and runtime operations wait for the
-		// whole join. Seeding is done before anything else goes on.
-		seeded := make(chan struct{})
-		go func() {
-			defer close(seeded)
-			r.reseed(from, pods, ctrs)
-		}()
-		updates, serr = p.synchronize(ctx, pods, ctrs, takeover)
-		<-seeded
-		if serr != nil || !p.handsOver() && !grouped || bugHoldAfterSyncFn {
-			return
+	defer func() {
+		if cur != nil {
+			cur.Close()
 		}
-		// The switch's hold is taken before SyncFn returns: the runtime
-		// holds its own lock across SyncFn, as it does across every event
-		// it relays, so no event passes between the state p was given
-		// and its switch (an exit, which bypasses the gate, included). A
-		// workload group's member switches from an older instance here too.
-		held = r.hold.enqueue()
-		serr = r.acquire(ctx, held)
-		if serr != nil {
-			held = nil
-		}
+	}()
+	err := r.syncRound(ctx, gateRound{
+		held: func() error {
+			if err := j.pending(); err != nil {
+				return err
+			}
+			grouped = g.inGroup(p)
+			if p.deltaSync() {
+				// Exits bypass the gate: what they change during the round
+				// is told in the switch's delta round.
+				cur = r.ledger.OpenCursor()
+			}
+			return nil
+		},
+		listing: func(ctx context.Context, pods []*api.PodSandbox, ctrs []*api.Container) []*api.ContainerUpdate {
+			updates, serr = p.synchronize(ctx, pods, ctrs, takeover)
+			if serr != nil || !p.handsOver() && !grouped || bugHoldAfterSyncFn {
+				return nil
+			}
+			// The switch's hold is taken before SyncFn returns: the runtime
+			// holds its own lock across SyncFn, as it does across every
+			// event it relays, so no event passes between the state p was
+			// given and its switch (an exit, which bypasses the gate,
+			// included). A workload group's member switches from an older
+			// instance here too.
+			held = r.hold.enqueue()
+			if serr = r.acquire(ctx, held); serr != nil {
+				held = nil
+			}
+			return nil // p's updates are applied once it is active (applyUpdates)
+		},
+		synced: func(err error) error {
+			if err != nil {
+				err = fmt.Errorf("failed to take the runtime's snapshot: %w", err)
+			} else {
+				err = serr
+			}
+			r.atFor(pointSynced, p)
+			if bugHoldAfterSyncFn && err == nil && (p.handsOver() || grouped) {
+				held = r.hold.enqueue()
+				if err = r.acquire(ctx, held); err != nil {
+					held = nil
+				}
+			}
+			if err != nil {
+				if held != nil {
+					r.release(held)
+				}
+				return err
+			}
+			// Switched before the gate opens: the next runtime operation
+			// that takes BlockPluginSync after p's Synchronize reaches it.
+			more, err = j.switchHeld(ctx, cur, takeover, held)
+			return err
+		},
 	})
-	if err == nil {
-		err = serr
-	}
-	r.atFor(pointSynced, p)
-	if bugHoldAfterSyncFn && err == nil && (p.handsOver() || grouped) {
-		held = r.hold.enqueue()
-		if err = r.acquire(ctx, held); err != nil {
-			held = nil
-		}
-	}
 	if err != nil {
-		if held != nil {
-			r.release(held)
-		}
 		return nil, err
 	}
-	more, err := g.switchHeld(ctx, p, cur, takeover, held)
-	return append(updates, more...), err
+	return append(updates, more...), nil
 }
 
-// joinFromLedger synchronizes p from the ledger while its predecessor keeps
+// fromLedger synchronizes p from the ledger while its predecessor keeps
 // serving, if p takes delta rounds (a plugin without them gets its one round
 // in the switch's hold), and then switches to it.
-func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.Takeover) ([]*api.ContainerUpdate, time.Duration, error) {
+func (j *joining) fromLedger(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, time.Duration, error) {
+	g, p := j.g, j.p
 	if !p.deltaSync() {
-		return g.switchTo(ctx, p, nil, takeover)
+		return j.switchTo(ctx, nil, takeover)
 	}
-	pods, ctrs, cur, ok := g.r.ledger.snapshot()
+	pods, ctrs, cur, ok := g.r.ledger.Snapshot()
 	if !ok {
 		return nil, 0, errors.New("the runtime's state is not recorded")
 	}
-	defer cur.close()
+	defer cur.Close()
 	updates, err := p.synchronize(ctx, pods, ctrs, takeover)
 	for round := 0; err == nil && round < preSwitchRounds; round++ {
 		var more []*api.ContainerUpdate
 		var sent bool
-		more, sent, err = g.catchUp(ctx, p, cur)
+		more, sent, err = j.catchUp(ctx, cur)
 		updates = append(updates, more...)
 		if !sent {
 			break
@@ -340,18 +345,19 @@ func (g *registry) joinFromLedger(ctx context.Context, p *plugin, takeover *api.
 	if err != nil {
 		return nil, 0, err
 	}
-	more, held, err := g.switchTo(ctx, p, cur, takeover)
+	more, held, err := j.switchTo(ctx, cur, takeover)
 	return append(updates, more...), held, err
 }
 
 // catchUp sends p what the ledger recorded since cur, if anything, and
 // moves cur past it; sent tells whether it sent a round.
-func (g *registry) catchUp(ctx context.Context, p *plugin, cur *cursor) (updates []*api.ContainerUpdate, sent bool, err error) {
-	d, ok := cur.since()
+func (j *joining) catchUp(ctx context.Context, cur *ledger.Cursor) (updates []*api.ContainerUpdate, sent bool, err error) {
+	p := j.p
+	d, ok := cur.Since()
 	if !ok {
 		return nil, false, errors.New("its record of the runtime's state was closed")
 	}
-	if d.empty() {
+	if d.Empty() {
 		return nil, false, nil
 	}
 	updates, err = p.synchronizeDelta(ctx, d, nil)
@@ -359,7 +365,8 @@ func (g *registry) catchUp(ctx context.Context, p *plugin, cur *cursor) (updates
 }
 
 // takeoverFrom describes the instance p is about to replace, if any.
-func (g *registry) takeoverFrom(p *plugin) *api.Takeover {
+func (j *joining) takeoverFrom() *api.Takeover {
+	g, p := j.g, j.p
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := p.slot
@@ -383,22 +390,24 @@ func (p *plugin) asPredecessor() *api.Takeover {
 
 // pending tells whether p is still waiting to become active in its slot:
 // nil if it is, else why not (pendingErr).
-func (g *registry) pending(p *plugin) error {
+func (j *joining) pending() error {
+	g, p := j.g, j.p
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.pendingErr(p)
 }
 
 // fail disconnects a plugin that could not join, with the reason.
-func (g *registry) fail(p *plugin, start time.Time, err error) error {
+func (j *joining) fail(start time.Time, err error) error {
+	g, p := j.g, j.p
 	if p.handsOver() {
-		g.recordHandover(p, "failed", start, 0)
+		g.r.recordHandover(p, "failed", start, 0)
 	}
 	if nj := (*notJoined)(nil); errors.As(err, &nj) {
 		return nj.err
 	}
 	err = fmt.Errorf("plugin %s not joined: %w", p.describe(), err)
-	reason := g.syncFailureReason(err)
+	reason := g.r.syncFailureReason(err)
 	if errors.Is(err, errDisplaced) {
 		reason = api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED
 		g.r.log.Infof(g.r.ctx, "%v", err)
@@ -411,14 +420,14 @@ func (g *registry) fail(p *plugin, start time.Time, err error) error {
 }
 
 // syncFailureReason tells a plugin why joining failed.
-func (g *registry) syncFailureReason(err error) api.ShutdownReason {
-	return g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED)
+func (r *Adaptation) syncFailureReason(err error) api.ShutdownReason {
+	return r.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED)
 }
 
 // failureReason tells a plugin why a request to it failed, or fallback. A
 // stopping runtime cancels every request, which is not the plugin's failure.
-func (g *registry) failureReason(err error, fallback api.ShutdownReason) api.ShutdownReason {
-	if g.r.ctx.Err() != nil || errors.Is(err, errStopped) {
+func (r *Adaptation) failureReason(err error, fallback api.ShutdownReason) api.ShutdownReason {
+	if r.ctx.Err() != nil || errors.Is(err, errStopped) {
 		return api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN
 	}
 	if reason := shutdownReasonFor(err); reason != api.ShutdownReason_SHUTDOWN_REASON_UNSPECIFIED {
@@ -427,8 +436,8 @@ func (g *registry) failureReason(err error, fallback api.ShutdownReason) api.Shu
 	return fallback
 }
 
-func (g *registry) recordHandover(p *plugin, outcome string, start time.Time, wait time.Duration) {
-	if m, ok := g.r.metrics.(HandoverMetrics); ok {
+func (r *Adaptation) recordHandover(p *plugin, outcome string, start time.Time, wait time.Duration) {
+	if m, ok := r.metrics.(HandoverMetrics); ok {
 		m.RecordHandover(p.base, outcome, time.Since(start), wait)
 	}
 }
@@ -437,30 +446,31 @@ func (g *registry) recordHandover(p *plugin, outcome string, start time.Time, wa
 // is active, as its UpdateContainers would be: past the holds queued
 // meanwhile (kept for the release if a hold switches to p), and only while p
 // may still update (a switch may have taken its place since).
-func (g *registry) applyUpdates(ctx context.Context, p *plugin, updates []*api.ContainerUpdate) {
+func (r *Adaptation) applyUpdates(ctx context.Context, p *plugin, updates []*api.ContainerUpdate) {
 	if len(updates) == 0 {
 		return
 	}
-	deferred, err := g.r.passHolds(ctx, p, updates)
+	deferred, err := r.passHolds(ctx, p, updates)
 	switch {
 	case deferred:
 		return
 	case err == nil:
-		err = g.mayUpdate(p)
+		err = r.reg.mayUpdate(p)
 	}
 	if err != nil {
-		g.r.log.Warnf(ctx, "dropping %d updates from plugin %s synchronization: %v", len(updates), p.name(), err)
+		r.log.Warnf(ctx, "dropping %d updates from plugin %s synchronization: %v", len(updates), p.name(), err)
 		return
 	}
-	failed, err := g.r.updateContainers(ctx, updates)
+	failed, err := r.updateContainers(ctx, updates)
 	if err != nil || len(failed) > 0 {
-		g.r.log.Warnf(ctx, "runtime failed to apply %d of %d updates from plugin %s synchronization: %v",
+		r.log.Warnf(ctx, "runtime failed to apply %d of %d updates from plugin %s synchronization: %v",
 			len(failed), len(updates), p.name(), err)
 	}
 }
 
 // describeTakeover names what p takes over, for the log.
-func (g *registry) describeTakeover(p *plugin, t *api.Takeover) string {
+func (j *joining) describeTakeover(t *api.Takeover) string {
+	g, p := j.g, j.p
 	if t.GetPredecessorVersion() == "" && t.GetPredecessorInstance() == "" && t.GetPredecessorGeneration() == 0 {
 		return "the plugins of its name and index that do not support handover" + g.podsOfTakeover(p, t)
 	}

@@ -134,7 +134,7 @@ func TestTakeoverLineLeavesOutWhatIsUnknown(t *testing.T) {
 		{&api.Takeover{PredecessorInstance: "a"}, "instance a"},
 		{&api.Takeover{PredecessorVersion: "v1", PredecessorInstance: "a", PredecessorGeneration: 1}, "version v1 instance a generation 1"},
 	} {
-		if got := g.describeTakeover(p, tc.t); got != tc.want {
+		if got := joinOf(g, p).describeTakeover(tc.t); got != tc.want {
 			t.Errorf("takeover from %v described as %q, want %q", tc.t, got, tc.want)
 		}
 	}
@@ -181,7 +181,7 @@ func TestTakeoverLineSaysEachPlaceOnce(t *testing.T) {
 			g.switchNow(t, a)
 			b := tc.succ(g.optedIn("10", "p", "b", 2, "v2"))
 			place(t, g, b)
-			got := g.describeTakeover(b, g.takeoverFrom(b))
+			got := joinOf(g, b).describeTakeover(joinOf(g, b).takeoverFrom())
 			if got != tc.want {
 				t.Errorf("takeover described as %q, want %q", got, tc.want)
 			}

@@ -48,7 +48,7 @@ func TestKillSwitchLaterGenerationTakesOver(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the later generation without handover was refused at its switch: %v", err)
 	}
-	if _, err := g.activated(sw); err != nil {
+	if _, err := sw.activate(); err != nil {
 		t.Fatal(err)
 	}
 	if len(sw.standing) != 1 || sw.standing[0] != a || len(sw.optedIn) != 0 {

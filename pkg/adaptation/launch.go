@@ -36,7 +36,7 @@ func (r *Adaptation) startPlugins() error {
 		if err := p.start(r.ctx); err != nil {
 			return fmt.Errorf("failed to start builtin NRI plugin %q: %w", b.Base, err)
 		}
-		if err := r.reg.screen(r.ctx, p); err != nil {
+		if err := joinOf(r.reg, p).screen(r.ctx); err != nil {
 			<-p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil)
 			return fmt.Errorf("failed to start builtin NRI plugin %q: %w", b.Base, err)
 		}
@@ -76,49 +76,39 @@ func (r *Adaptation) startPlugins() error {
 // syncStarted synchronizes the plugins Start brought up from one SyncFn call
 // under the sync gate, and lets those that took it receive events.
 func (r *Adaptation) syncStarted(started []*plugin) error {
-	if err := r.syncGate.Lock(r.ctx); err != nil {
-		return err
-	}
-	defer r.syncGate.Unlock()
 	var synced []*plugin
-	var handed []*ContainerUpdate
-	called := false
-	from := r.ledger.version()
-	err := r.callSyncFn(r.ctx, func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) ([]*ContainerUpdate, error) {
-		called = true
-		r.reseed(from, pods, ctrs)
+	err := r.syncRound(r.ctx, gateRound{listing: func(ctx context.Context, pods []*PodSandbox, ctrs []*Container) []*ContainerUpdate {
 		var updates []*ContainerUpdate
 		synced = synced[:0]
 		for _, p := range started {
 			us, err := p.synchronize(ctx, pods, ctrs, nil)
 			if err != nil {
 				r.log.Warnf(r.ctx, "failed to synchronize pre-installed NRI plugin %s: %v", p.name(), err)
-				p.shutdown(r.reg.syncFailureReason(err), err.Error(), nil)
+				p.shutdown(r.syncFailureReason(err), err.Error(), nil)
 				continue
 			}
 			synced = append(synced, p)
 			updates = append(updates, us...)
 		}
-		handed = updates
-		return updates, nil
-	})
-	if err != nil {
+		return updates
+	}})
+	switch {
+	case errors.Is(err, errNoListing):
+		if len(started) > 0 {
+			r.log.Warnf(r.ctx, "runtime's SyncFn returned without synchronizing the %d plugins started", len(started))
+		}
+		for _, p := range started {
+			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED, "runtime did not synchronize the plugins", nil)
+		}
+		return nil
+	case err != nil:
 		for _, p := range started {
 			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_RUNTIME_SHUTDOWN, "runtime failed to start", nil)
 		}
 		return fmt.Errorf("failed to synchronize pre-installed NRI plugins: %w", err)
 	}
-	// The runtime applies the updates the plugins' replies asked for once
-	// our callback returns, telling us of no failure.
-	r.ledger.applied(handed, nil)
-	if !called && len(started) > 0 {
-		r.log.Warnf(r.ctx, "runtime's SyncFn returned without synchronizing the %d plugins started", len(started))
-		for _, p := range started {
-			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SYNCHRONIZATION_FAILED, "runtime did not synchronize the plugins", nil)
-		}
-	}
 	for _, p := range synced {
-		if _, _, err := r.reg.switchTo(r.ctx, p, nil, nil); err != nil {
+		if _, _, err := joinOf(r.reg, p).switchTo(r.ctx, nil, nil); err != nil {
 			r.log.Warnf(r.ctx, "failed to admit pre-installed NRI plugin %s: %v", p.name(), err)
 			p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_REGISTRATION_REJECTED, err.Error(), nil)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/internal/adjust"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 // gateWaits records how long runtime operations waited for each handover.
@@ -187,16 +188,16 @@ func BenchmarkLedgerSeed(b *testing.B) {
 			{"all-changed", stoppedPods, stoppedCtrs},
 		} {
 			b.Run(fmt.Sprintf("ctrs=%d/%s", n, c.name), func(b *testing.B) {
-				l := &ledger{kept: true}
-				l.seed(l.version(), pods, ctrs)
+				l := &ledger.Ledger{Kept: true}
+				l.Seed(l.Version(), pods, ctrs)
 				b.ReportAllocs()
 				for b.Loop() {
 					b.StopTimer()
 					if c.name == "all-changed" { // every object differs from the ledger again
-						l.seed(l.version(), pods, ctrs)
+						l.Seed(l.Version(), pods, ctrs)
 					}
 					b.StartTimer()
-					l.seed(l.version(), c.pods, c.ctrs)
+					l.Seed(l.Version(), c.pods, c.ctrs)
 				}
 			})
 		}
@@ -219,8 +220,8 @@ func BenchmarkLedgerEvents(b *testing.B) {
 			name = "kept"
 		}
 		b.Run(name, func(b *testing.B) {
-			l := &ledger{kept: kept}
-			l.seed(l.version(), []*api.PodSandbox{pod}, nil)
+			l := &ledger.Ledger{Kept: kept}
+			l.Seed(l.Version(), []*api.PodSandbox{pod}, nil)
 			i := 0
 			b.ReportAllocs()
 			for b.Loop() {
@@ -229,18 +230,18 @@ func BenchmarkLedgerEvents(b *testing.B) {
 				req := &api.CreateContainerRequest{Pod: pod, Container: microContainer(pod.Id, "ctr-"+strconv.Itoa(i))}
 				b.StartTimer()
 				var sent *api.Container
-				if l.recording() {
-					sent = cloneContainer(req.GetContainer())
+				if l.Recording() {
+					sent = ledger.CloneContainer(req.GetContainer())
 				}
 				res := collectCreateContainerResult(req)
 				if err := res.apply(rpl, "00-plugin0"); err != nil {
 					b.Fatal(err)
 				}
 				rsp := res.createContainerResponse()
-				l.note(api.Event_CREATE_CONTAINER, &api.CreateContainerRequest{Pod: pod, Container: sent}, rsp, sent == nil)
-				l.note(api.Event_START_CONTAINER, &api.StartContainerRequest{Pod: pod, Container: req.Container}, nil, false)
+				l.Note(api.Event_CREATE_CONTAINER, &api.CreateContainerRequest{Pod: pod, Container: sent}, rsp, sent == nil)
+				l.Note(api.Event_START_CONTAINER, &api.StartContainerRequest{Pod: pod, Container: req.Container}, nil, false)
 				b.StopTimer() // the ledger stays within its bound
-				l.note(api.Event_REMOVE_CONTAINER, &api.RemoveContainerRequest{Pod: pod, Container: req.Container}, nil, false)
+				l.Note(api.Event_REMOVE_CONTAINER, &api.RemoveContainerRequest{Pod: pod, Container: req.Container}, nil, false)
 				b.StartTimer()
 			}
 		})

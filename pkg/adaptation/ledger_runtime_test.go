@@ -509,7 +509,7 @@ func TestLedgerKeepsRelayedRemovals(t *testing.T) {
 	if counts := cmp.all(); len(counts) < 2 || slices.ContainsFunc(counts, func(n int) bool { return n != 0 }) {
 		t.Errorf("comparisons of the ledger with SyncFn found %v differing entries; want 0 at each of at least 2", counts)
 	}
-	if n := r.ledger.removals(); n != 0 {
+	if n := r.ledger.Stats().Removals; n != 0 {
 		t.Errorf("%d relayed removals remembered after a listing without them; want 0", n)
 	}
 }
@@ -553,17 +553,13 @@ func TestLedgerNotUsedWhereRemovalsAreNotRelayed(t *testing.T) {
 	// However many containers come and go unrelayed, the ledger stays
 	// within twice its bound and then some: past its bound it is not
 	// trusted, past the next one dropped.
-	r.ledger.mu.Lock()
-	limit := 2*(r.ledger.bound+1) + minLedgerBound
-	r.ledger.mu.Unlock()
+	limit := r.ledger.Stats().Limit
 	most := 0
 	for i := range limit + 10 {
 		id := "x" + strconv.Itoa(i)
 		m.create(t, "p1", id, nil)
 		m.remove(t, id)
-		r.ledger.mu.Lock()
-		most = max(most, len(r.ledger.objs))
-		r.ledger.mu.Unlock()
+		most = max(most, r.ledger.Stats().Objects)
 	}
 	if most > limit {
 		t.Errorf("the ledger held up to %d objects while %d containers came and went unrelayed; want at most %d", most, limit+10, limit)

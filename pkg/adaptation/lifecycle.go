@@ -5,7 +5,7 @@ package adaptation
 //
 //	             place               switch      superseded (in a pod, or
 //	(connected) ------> candidate ----------> active --------------------------> standby
-//	                        |                   |  ^   grace > 0, standby.go)      |
+//	                        |                   |  ^   grace > 0, standbyTerm)     |
 //	                        |                   |  +---- reactivated (its ---------+
 //	                        |                   |        successor was lost)       |
 //	                        +------+------------+--------------+-------------------+
@@ -13,7 +13,7 @@ package adaptation
 //	                               v disconnected, grace over
 //	                              gone
 //
-// A workload group (workloadgroup.go: plugins written for upstream whose
+// A workload group (admission's groupKey: plugins written for upstream whose
 // DaemonSet opted them in by annotation) adds one state, idle: an older
 // instance that stays connected without events and without a timer, for
 // as long as its connection lives, because such a plugin has no notion of
@@ -93,7 +93,7 @@ func (g *registry) move(p *plugin, s *slot, to instanceState) {
 	}
 	wasActive := from == stateActive
 	if from == stateCandidate {
-		s.candidateLeft(g.r)
+		g.candidateLeft(s)
 	}
 	switch {
 	case from == stateCandidate && s.candidate == p:
@@ -129,22 +129,5 @@ func (g *registry) move(p *plugin, s *slot, to instanceState) {
 func (p *plugin) setRole(role api.PluginRole) {
 	if p.handsOver() {
 		p.role = role
-	}
-}
-
-// candidateLeft ends what the slot kept for a candidate that left that state
-// (switched, displaced, gone): a hold reserved for it is released, and its
-// switch's ticket, which its own switch releases, is no longer the one a
-// loss urges: urged, a stale ticket ends at once and lets events reach
-// nobody while the next candidate joins. A displaced candidate leaves after
-// the newcomer took its place, before the newcomer has a ticket. g.mu is
-// held.
-func (s *slot) candidateLeft(r *Adaptation) {
-	if !bugStaleSwitchTicket {
-		s.switching = nil
-	}
-	if t := s.reserved; t != nil {
-		s.reserved = nil
-		r.release(t)
 	}
 }

@@ -111,5 +111,5 @@ func (r *Adaptation) serveConn(conn net.Conn) {
 	if err := p.start(r.ctx); err != nil {
 		return
 	}
-	_ = r.reg.admit(r.ctx, p) // a failure is logged by registry.fail
+	_ = joinOf(r.reg, p).admit(r.ctx) // a failure is logged by joining.fail
 }

@@ -82,7 +82,7 @@ type plugin struct {
 	// (supersede.go); unknownPeer for builtin plugins.
 	cred PeerCredentials
 	// cgroup is the peer's cgroup, read race-free at the same moment with
-	// the workload rule on (identity.go); cgroupErr says why it is not known.
+	// the workload rule on (identity); cgroupErr says why it is not known.
 	cgroup    string
 	cgroupErr error
 	// ident is where the runtime placed the peer: nil until resolved when
@@ -104,14 +104,14 @@ type plugin struct {
 	warned map[api.Event]bool
 
 	// Membership, guarded by the registry's lock and written by
-	// registry.move alone (lifecycle.go): the slot the plugin was placed in
+	// registry.move alone: the slot the plugin was placed in
 	// at registration, its state there and, for opted-in plugins, the role.
 	slot  *slot
 	state instanceState
 	role  api.PluginRole
-	// join is where its join is (join.go): configured or not, running
+	// join is where its join is (joining): configured or not, running
 	// under the gate or from the ledger, switched. One value for every kind
-	// of plugin, though only a workload group's member (workloadgroup.go)
+	// of plugin, though only a workload group's member (admission's newer row)
 	// is configured long before it joins, if ever.
 	join joinPhase
 
@@ -493,4 +493,28 @@ func (p *plugin) stopProcess() {
 	p.r.log.Warnf(p.r.ctx, "plugin %s did not exit, killing it", p.qualifiedName())
 	_ = p.cmd.Process.Kill()
 	<-p.exited
+}
+
+// handsOver tells whether the plugin takes part in handover: it asked for it,
+// it is external, and the runtime offers it.
+func (p *plugin) handsOver() bool {
+	return p.r.handover && p.kind == kindExternal && api.HasFeature(p.features, api.FeatureHandover)
+}
+
+// deltaSync tells whether the plugin accepts more than one synchronization
+// round on its connection.
+func (p *plugin) deltaSync() bool {
+	return p.handsOver() && api.HasFeature(p.features, api.FeatureDeltaSync)
+}
+
+// offeredFeatures are the protocol features the runtime offers p: only those
+// p asked for.
+func (p *plugin) offeredFeatures() []string {
+	switch {
+	case p.deltaSync():
+		return []string{api.FeatureHandover, api.FeatureDeltaSync}
+	case p.handsOver():
+		return []string{api.FeatureHandover}
+	}
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 	"slices"
 	"sync"
 	"time"
@@ -34,8 +35,8 @@ type registry struct {
 	mu      sync.Mutex
 	plugins []*plugin            // active, in dispatch order; replaced, never modified in place
 	all     map[*plugin]struct{} // every plugin from creation until torn down
-	named   map[string][]*slot   // the shared slots of opted-in plugins, by name (admission.go)
-	groups  map[string]*slot     // the workload groups of plugins written for upstream, by key (workloadgroup.go)
+	named   map[string][]*slot   // the shared slots of opted-in plugins, by name (lineage)
+	groups  map[string]*slot     // the workload groups of plugins written for upstream, by key (groupKey)
 	closed  bool
 	seq     uint64
 	policy  handoverPolicy
@@ -48,20 +49,20 @@ func newRegistry(r *Adaptation) *registry {
 // slot is one place in the dispatch order. A slot of its own holds one
 // plugin (as candidate while it joins, then active); a shared slot holds the
 // instances of one opted-in plugin name. Only registry.move writes
-// candidate, active and standby (lifecycle.go).
+// candidate, active and standby (moves).
 type slot struct {
 	name      string // shared slots only
 	active    *plugin
 	candidate *plugin // joining; at most one, a newer one displaces it
-	standby   *plugin // superseded, kept for the grace period (standby.go)
+	standby   *plugin // superseded, kept for the grace period (standbyTerm)
 	graceT    *time.Timer
 	graceSeq  uint64 // names the current grace timer; stopGrace moves it on
 	// resume is where the standby's knowledge of the runtime's state ends:
-	// if it is reactivated, it is told what changed since (ledger.go).
-	resume *cursor
+	// if it is reactivated, it is told what changed since (a ledger.Cursor).
+	resume *ledger.Cursor
 	// reserved holds the dispatch for the candidate while nobody serves the
 	// slot (the active instance was lost during the candidate's join); the
-	// candidate's switch uses it (switch.go).
+	// candidate's switch uses it (switchTo).
 	reserved *holdTicket
 	// switching is the hold ticket of the candidate's switch, queued or
 	// held: made urgent if the active instance is lost meanwhile.
@@ -71,7 +72,7 @@ type slot struct {
 	// kubelet must not flap back) and forgotten with it.
 	retired []string
 	// group is the key of a workload group of plugins written for upstream
-	// (workloadgroup.go), "" for any other slot; idle are its older
+	// (groupKey), "" for any other slot; idle are its older
 	// instances, connected and without events.
 	group string
 	idle  []*plugin
@@ -215,4 +216,45 @@ func dispatchOrder(a, b *plugin) int {
 		cmp.Compare(a.base, b.base),
 		cmp.Compare(a.seq, b.seq),
 	)
+}
+
+// candidateLeft ends what the slot kept for a candidate that left that state
+// (switched, displaced, gone): a hold reserved for it is released, and its
+// switch's ticket, which its own switch releases, is no longer the one a
+// loss urges: urged, a stale ticket ends at once and lets events reach
+// nobody while the next candidate joins. A displaced candidate leaves after
+// the newcomer took its place, before the newcomer has a ticket. g.mu is
+// held.
+func (g *registry) candidateLeft(s *slot) {
+	if !bugStaleSwitchTicket {
+		s.switching = nil
+	}
+	if t := s.reserved; t != nil {
+		s.reserved = nil
+		g.r.release(t)
+	}
+}
+
+// inGroup tells whether p was placed in a workload group.
+func (g *registry) inGroup(p *plugin) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return p.slot != nil && p.slot.group != ""
+}
+
+// groupMayUpdate decides whether member p may send unsolicited updates: the
+// active one may, and a candidate while nobody is active (a fresh join, as
+// upstream's). g.mu is held.
+func (g *registry) groupMayUpdate(p *plugin, s *slot) error {
+	switch {
+	case s.active == p, s.active == nil && s.candidate == p:
+		return nil
+	case s.active == nil:
+		return fmt.Errorf("plugin %s receives no events: no instance of its workload is active", g.policy.who(p))
+	case p.state == stateCandidate:
+		return fmt.Errorf("plugin %s has not taken over from %s of its workload yet and may not update containers",
+			g.policy.who(p), g.policy.who(s.active))
+	}
+	return fmt.Errorf("plugin %s was superseded by %s of its workload and receives no events; it may not update containers",
+		g.policy.who(p), g.policy.who(s.active))
 }

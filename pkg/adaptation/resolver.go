@@ -1,9 +1,8 @@
 package adaptation
 
 // The workload resolver: what the workload rule knows of Kubernetes, behind
-// an interface the runtime may replace. The rule itself (identity.go,
-// admission.go, workloadgroup.go) knows only places, pods, workloads and
-// generations.
+// an interface the runtime may replace. The rule itself (identity,
+// admission, groupKey) knows only places, pods, workloads and generations.
 
 import (
 	"slices"

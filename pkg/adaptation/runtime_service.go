@@ -22,7 +22,7 @@ func (s *runtimeService) RegisterPlugin(ctx context.Context, req *api.RegisterPl
 	p := s.p
 	err := p.register(req)
 	if err == nil {
-		err = p.r.reg.screen(ctx, p)
+		err = joinOf(p.r.reg, p).screen(ctx)
 	}
 	if err != nil {
 		p.r.log.Errorf(ctx, "rejecting plugin registration: %v", err)

@@ -16,7 +16,7 @@ package adaptation
 //
 // Its reactivation holds the dispatch from the moment the loss is noticed
 // (registry.serveNext), tells it what changed since it stood by (its resume
-// cursor) and switches to it (switch.go): no event passes while nobody
+// cursor) and switches to it (switchIn): no event passes while nobody
 // serves. What it is told depends on what it takes: a delta round if it
 // takes delta rounds; else nothing if nothing changed, or one full round, a
 // reactivation's, from the ledger if the ledger is exact (usable) or, if it
@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 // standbyTerm tells whether superseded old stays as the standby once its
@@ -57,7 +58,7 @@ func (p *plugin) inPod() bool {
 }
 
 // standsBy makes q, an active opted-in instance that a plugin that did not
-// opt in takes over (admission.go, turnsOff), the standby of its slot if
+// opt in takes over (turnsOff), the standby of its slot if
 // standbyTerm keeps it, and tells whether it did: a rollback to a build
 // without handover whose pod goes leaves the node its plugin. The standby
 // before it, which stood by for q, is retired with the rest. g.mu is held.
@@ -71,7 +72,7 @@ func (g *registry) standsBy(q *plugin) bool {
 		g.move(prev, s, stateGone)
 	}
 	g.move(q, s, stateStandby)
-	s.resume = g.r.ledger.openCursor()
+	s.resume = g.r.ledger.OpenCursor()
 	g.timeStandby(s, q, grace)
 	return true
 }
@@ -93,7 +94,7 @@ func (g *registry) standbysServeAgain(lost *plugin) {
 // which stands by for as long as its pod runs) keeps its resume cursor: an
 // open cursor keeps every change the ledger records, removals included,
 // which would otherwise grow the ledger for as long as the pod. Past it, a
-// reactivation is told the whole state (reactivationRound).
+// reactivation is told the whole state (reactivation.round).
 const resumeBound = 5 * time.Minute
 
 // timeStandby starts standby p's timer, its resume cursor opened when it
@@ -123,7 +124,7 @@ func (g *registry) resumeOver(s *slot, p *plugin, seq uint64) {
 		return
 	}
 	s.graceT = nil
-	s.resume.close()
+	s.resume.Close()
 	s.resume = nil
 }
 
@@ -148,7 +149,7 @@ func (g *registry) graceOver(s *slot, p *plugin, seq uint64) {
 func (s *slot) leaveStandby() {
 	s.standby = nil
 	s.stopGrace()
-	s.resume.close()
+	s.resume.Close()
 	s.resume = nil
 }
 
@@ -158,6 +159,18 @@ func (s *slot) stopGrace() {
 		s.graceT.Stop()
 		s.graceT = nil
 	}
+}
+
+// reactivation is a standby's way back to active after its successor lost
+// went (why: lostWhy), in the urgent hold t queued when it went: it takes
+// its resume cursor (takeResume), gets its round (round: what changed since,
+// or the whole state), switches, or is dropped if its slot is served
+// again meanwhile (retireStale).
+type reactivation struct {
+	g       *registry
+	p, lost *plugin
+	why     string
+	t       *holdTicket
 }
 
 // startReactivation holds the dispatch for standby, whose successor lost
@@ -170,7 +183,7 @@ func (g *registry) startReactivation(standby, lost *plugin, why string) {
 	go func() {
 		defer g.r.wg.Done()
 		defer g.r.trace(nil, pointReactivated, standby)
-		g.reactivate(standby, lost, why, t)
+		(&reactivation{g: g, p: standby, lost: lost, why: why, t: t}).run()
 	}()
 }
 
@@ -183,8 +196,9 @@ var errReactivationStale = errors.New("its slot is served again")
 // ledger is not known to be exact, so its full round comes from SyncFn.
 var errUnderGate = errors.New("the runtime's state recorded is not known to be exact")
 
-// reactivate makes a standby active again after its successor went away.
-func (g *registry) reactivate(p, lost *plugin, why string, t *holdTicket) {
+// run makes the standby active again after its successor went away.
+func (re *reactivation) run() {
+	g, p, lost, why := re.g, re.p, re.lost, re.why
 	r := g.r
 	ctx := r.ctx
 	start := time.Now()
@@ -192,31 +206,31 @@ func (g *registry) reactivate(p, lost *plugin, why string, t *holdTicket) {
 	takeover := &api.Takeover{PredecessorVersion: lost.version, PredecessorInstance: lost.instance,
 		PredecessorGeneration: lost.generation, PredecessorPod: lost.podIdentity(), Reactivation: true}
 	g.mu.Unlock()
-	updates, err := g.reactivateHeld(p, lost, t, takeover, why)
+	updates, err := re.held(takeover)
 	if errors.Is(err, errUnderGate) {
 		r.log.Infof(ctx, "plugin %s is synchronized again under the sync gate: %v", p.describe(), err)
-		updates, err = g.joinUnderGate(ctx, p, takeover)
+		updates, err = joinOf(g, p).underGate(ctx, takeover)
 	}
 	var nj *notJoined
 	switch {
 	case errors.Is(err, errReactivationStale):
 		r.log.Infof(ctx, "reactivation of plugin %s after %s %s dropped: %v", p.describe(), lost.describe(), why, err)
-		g.retireStale(p)
+		re.retireStale()
 		return
 	case errors.As(err, &nj): // disconnected where it failed
-		g.recordHandover(p, "failed", start, time.Since(start))
+		g.r.recordHandover(p, "failed", start, time.Since(start))
 		return
 	case err != nil:
 		if ctx.Err() == nil {
 			r.log.Warnf(ctx, "failed to reactivate plugin %s: %v", p.describe(), err)
-			g.recordHandover(p, "failed", start, time.Since(start))
+			g.r.recordHandover(p, "failed", start, time.Since(start))
 		}
-		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
+		p.shutdown(g.r.syncFailureReason(err), err.Error(), nil)
 		return
 	}
 	r.log.Infof(ctx, "plugin %s reactivated after %s %s", p.describe(), lost.describe(), why)
-	g.recordHandover(p, "reactivated", start, time.Since(start))
-	g.applyUpdates(ctx, p, updates)
+	g.r.recordHandover(p, "reactivated", start, time.Since(start))
+	g.r.applyUpdates(ctx, p, updates)
 }
 
 // lostWhy says why a standby's successor is gone, for the log and the
@@ -230,11 +244,12 @@ func lostWhy(lost *plugin) string {
 	return "left"
 }
 
-// reactivateHeld reactivates p in the hold t and returns the updates its
+// held reactivates p in the hold t and returns the updates its
 // round asked for, to apply once the hold is released. Whatever p or the
 // ledger hold, it fails rather than panics: it runs on a goroutine of its
 // own, inside the runtime.
-func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.Takeover, why string) (updates []*api.ContainerUpdate, err error) {
+func (re *reactivation) held(takeover *api.Takeover) (updates []*api.ContainerUpdate, err error) {
+	g, p, lost, why, t := re.g, re.p, re.lost, re.why, re.t
 	r := g.r
 	ctx := r.ctx
 	defer r.release(t)
@@ -244,16 +259,16 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 		return nil, err
 	}
 	r.atFor(pointSwap, p)
-	resume, err := g.takeResume(p)
+	resume, err := re.takeResume()
 	if err != nil {
 		return nil, err
 	}
-	defer resume.close()
-	round, err := g.reactivationRound(p, resume)
+	defer resume.Close()
+	round, err := re.round(resume)
 	if err != nil {
 		return nil, err
 	}
-	// Active from here, as a switch's successor is (switch.go): a candidate
+	// Active from here, as a switch's successor is (switchIn): a candidate
 	// registering meanwhile takes over from it.
 	sw, err := g.swap(p)
 	if err != nil {
@@ -264,13 +279,13 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 		updates, err = round(ctx, takeover)
 	}
 	if err == nil {
-		err = g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
+		err = p.tellRole(ctx, api.PluginRole_PLUGIN_ROLE_ACTIVE, lost, "active again: its successor "+why)
 	}
 	if err != nil {
-		p.shutdown(g.syncFailureReason(err), err.Error(), nil)
+		p.shutdown(g.r.syncFailureReason(err), err.Error(), nil)
 		return nil, err
 	}
-	_, err = g.activated(sw)
+	_, err = sw.activate()
 	return updates, err
 }
 
@@ -281,7 +296,8 @@ func (g *registry) reactivateHeld(p, lost *plugin, t *holdTicket, takeover *api.
 // loss finds p active again (an earlier reactivation ran) or gone: each is
 // dropped. The cursor is read here, not when the reactivation was queued:
 // the one that runs takes it.
-func (g *registry) takeResume(p *plugin) (*cursor, error) {
+func (re *reactivation) takeResume() (*ledger.Cursor, error) {
+	g, p := re.g, re.p
 	g.mu.Lock()
 	s := p.slot
 	if (p.state != stateStandby || s.standby != p) && !bugStaleReactivation {
@@ -311,7 +327,8 @@ func standbyPending(p *plugin) error {
 // retireStale retires a standby whose reactivation was dropped because
 // another instance serves its slot: it stood by for an instance that is
 // gone, and is told who took over.
-func (g *registry) retireStale(p *plugin) {
+func (re *reactivation) retireStale() {
+	g, p := re.g, re.p
 	g.mu.Lock()
 	s := p.slot
 	if p.state != stateStandby || s == nil || s.standby != p || s.active == nil {
@@ -324,30 +341,31 @@ func (g *registry) retireStale(p *plugin) {
 	p.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "a newer instance took over before it was reactivated", succ)
 }
 
-// reactivationRound chooses, in the reactivation's hold, what the standby
+// round chooses, in the reactivation's hold, what the standby
 // is told before it is active again (nil: nothing): what was relayed since
 // it stood by, in a delta round marked as the reactivation's (empty, it
 // still tells the plugin it serves again), if it takes them; else nothing if
 // nothing was, so it knows what an instance active all along would; else
 // the whole state in one full round from the ledger, if that is exact, or
 // errUnderGate.
-func (g *registry) reactivationRound(p *plugin, resume *cursor) (func(context.Context, *api.Takeover) ([]*api.ContainerUpdate, error), error) {
-	var d *delta
+func (re *reactivation) round(resume *ledger.Cursor) (func(context.Context, *api.Takeover) ([]*api.ContainerUpdate, error), error) {
+	g, p := re.g, re.p
+	var d *ledger.Delta
 	ok := false
 	if resume != nil {
-		d, ok = resume.since()
+		d, ok = resume.Since()
 	}
 	switch {
 	case ok && p.deltaSync():
 		return func(ctx context.Context, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
 			return p.synchronizeDelta(ctx, d, takeover)
 		}, nil
-	case ok && d.empty():
+	case ok && d.Empty():
 		return nil, nil
-	case !g.r.ledger.usable():
+	case !g.r.ledger.Usable():
 		return nil, errUnderGate
 	}
-	pods, ctrs, ok := g.r.ledger.state()
+	pods, ctrs, ok := g.r.ledger.State()
 	if !ok {
 		return nil, errUnderGate
 	}

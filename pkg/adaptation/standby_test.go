@@ -434,9 +434,7 @@ func TestStandbyInPodPastResumeBoundGetsAFullRound(t *testing.T) {
 	defer b.close()
 	waitSwitched(t, r, "b")
 	receive(t, timed, "the standby's timer")
-	r.ledger.mu.Lock()
-	open := r.ledger.open
-	r.ledger.mu.Unlock()
+	open := r.ledger.Stats().Cursors
 	if open != 0 {
 		t.Fatalf("%d ledger cursors open past the standby's resume bound, want none", open)
 	}
@@ -460,4 +458,59 @@ func TestStandbyInPodPastResumeBoundGetsAFullRound(t *testing.T) {
 		t.Fatalf("a's reactivation round: delta %v, reactivation %v, pods %q; want a full reactivation round with s1 and s2",
 			round.delta, round.reactivation, round.pods)
 	}
+}
+
+// A standby reactivated after its successor went away is told what changed
+// while it stood by, in a delta round marked as a reactivation, not the
+// whole node again; and the journal kept for it goes with it.
+func TestReactivatedStandbyGetsWhatChangedSinceItStoodBy(t *testing.T) {
+	rt := newFakeRuntime()
+	pod := &api.PodSandbox{Id: "p1"}
+	rt.pods = []*api.PodSandbox{pod}
+	rt.containers = []*api.Container{{Id: "c1", PodSandboxId: "p1", State: api.ContainerState_CONTAINER_RUNNING}}
+	r, sock := startRuntime(t, rt, WithStandbyGrace(time.Hour))
+	defer r.Stop()
+
+	optIn := func(id string, gen uint64) func(*api.RegisterPluginRequest) {
+		return func(q *api.RegisterPluginRequest) {
+			q.InstanceId, q.Generation = id, gen
+			q.Features = []string{api.FeatureHandover, api.FeatureDeltaSync}
+		}
+	}
+	a := newFakePlugin("10", "p", nil)
+	a.regReq = optIn("a", 1)
+	a.connect(t, sock)
+	defer a.close()
+	waitActive(t, r, "10-p")
+	b := newFakePlugin("10", "p", nil)
+	b.regReq = optIn("b", 2)
+	b.connect(t, sock)
+	waitOnlyActive(t, r, "b", "b active, a standing by")
+
+	c2 := &api.Container{Id: "c2", PodSandboxId: "p1"}
+	if _, err := r.CreateContainer(context.Background(), &CreateContainerRequest{Pod: pod, Container: c2}); err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	a.mu.Lock()
+	before := len(a.syncs)
+	a.mu.Unlock()
+	b.close()
+	// Read as an event reads it, after the reactivation's hold: a is in
+	// the dispatch list from its swap, before its round.
+	eventually(t, func() bool { return slices.Equal(dispatchedTo(r, "10-p"), []string{"a"}) }, "a reactivated")
+
+	a.mu.Lock()
+	rounds := slices.Clone(a.syncs[before:])
+	a.mu.Unlock()
+	if len(rounds) != 1 {
+		t.Fatalf("a got %d rounds on reactivation, want 1", len(rounds))
+	}
+	got := rounds[0]
+	if !got.GetDelta() || !got.GetTakeover().GetReactivation() {
+		t.Fatalf("reactivation round: delta %v, takeover %v", got.GetDelta(), got.GetTakeover())
+	}
+	if ctrs := got.GetContainers(); len(ctrs) != 1 || ctrs[0].GetId() != "c2" {
+		t.Fatalf("reactivation round carries %v, want only c2 (created while a stood by)", ctrs)
+	}
+	eventually(t, func() bool { return r.ledger.Stats().Cursors == 0 }, "the standby's journal released")
 }

@@ -12,7 +12,7 @@ package adaptation
 // peer can neither forge them nor change them later): by default the
 // successor must run as the same user as every instance it would replace.
 //
-// Builtin and pre-installed plugins are never displaced at all (registry.go);
+// Builtin and pre-installed plugins are never displaced at all (admission's builtin row);
 // the policy decides only between external plugins.
 
 import (

@@ -7,13 +7,13 @@ package adaptation
 // A plugin written for upstream (or any plugin that did not opt in) joins
 // as upstream's do: it is added to the dispatch list under the adaptation's
 // lock, after its Synchronize, under the sync gate; a workload group's
-// member in the hold its join took inside SyncFn (workloadgroup.go), the
+// member in the hold its join took inside SyncFn (joining.underGate), the
 // member it replaces going idle. Both take over the opted-in instances they
 // turn handover off for (turnsOff), told why. An opted-in instance
-// switches in a hold of the dispatch (hold.go), in this order:
+// switches in a hold of the dispatch (hold), in this order:
 //
 //  1. under the registry's lock, admission decides again (the rules take
-//     effect here: admission.go); the new instance becomes the active one
+//     effect here: decide); the new instance becomes the active one
 //     and the old one the standby (no event reaches either in the hold);
 //  2. its last round: what the ledger recorded since its cursor (an
 //     instance with delta rounds) or, for one without, its one full round
@@ -26,7 +26,7 @@ package adaptation
 // Every step is a round trip bounded by the request timeout, none under the
 // adaptation's lock. If the new instance fails step 2 or 3 it is
 // disconnected before the release, and the old instance, standing by, is
-// reactivated in the next hold (standby.go): no event passed meanwhile.
+// reactivated in the next hold (startReactivation): no event passed meanwhile.
 
 import (
 	"context"
@@ -35,46 +35,50 @@ import (
 	"time"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 // switchTo makes p the active instance of its slot; cur, if set, is where
 // p's knowledge of the runtime's state ends, and named the predecessor its
 // rounds so far named. held is how long an opted-in p's switch held events,
 // from its hold's queueing to its release (HandoverMetrics' eventWait).
-func (g *registry) switchTo(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover) (updates []*api.ContainerUpdate, held time.Duration, err error) {
+func (j *joining) switchTo(ctx context.Context, cur *ledger.Cursor, named *api.Takeover) (updates []*api.ContainerUpdate, held time.Duration, err error) {
+	g, p := j.g, j.p
 	if !p.handsOver() {
-		updates, err = g.switchHeld(ctx, p, cur, named, nil)
+		updates, err = j.switchHeld(ctx, cur, named, nil)
 		return updates, 0, err
 	}
 	g.r.atFor(pointSwitch, p)
-	t := g.holdFor(p)
-	defer g.switchDone(p, t)
+	t := j.holdFor()
+	defer j.switchDone(t)
 	if err := g.r.acquire(ctx, t); err != nil {
 		return nil, 0, err
 	}
-	updates, err = g.switchIn(ctx, p, cur, named, t)
+	updates, err = j.switchIn(ctx, cur, named, t)
 	return updates, time.Since(t.queued), err
 }
 
 // switchHeld is switchTo in the hold t, already acquired, if it is set (an
 // opted-in p's always is).
-func (g *registry) switchHeld(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+func (j *joining) switchHeld(ctx context.Context, cur *ledger.Cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+	g, p := j.g, j.p
 	g.r.atFor(pointSwitch, p)
 	if !p.handsOver() {
-		sw, err := g.switchBetweenEvents(ctx, p, t)
+		sw, err := j.switchBetweenEvents(ctx, t)
 		if sw != nil {
 			sw.dropStandby()
 		}
 		if err == nil {
-			g.turnedOff(ctx, sw)
+			sw.turnedOff(ctx)
 		}
 		return nil, err
 	}
-	return g.switchIn(ctx, p, cur, named, t)
+	return j.switchIn(ctx, cur, named, t)
 }
 
 // switchIn switches an opted-in p in the hold t, acquired, and releases it.
-func (g *registry) switchIn(ctx context.Context, p *plugin, cur *cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+func (j *joining) switchIn(ctx context.Context, cur *ledger.Cursor, named *api.Takeover, t *holdTicket) ([]*api.ContainerUpdate, error) {
+	g, p := j.g, j.p
 	r := g.r
 	defer r.release(t)
 	r.atFor(pointSwap, p)
@@ -84,9 +88,9 @@ func (g *registry) switchIn(ctx context.Context, p *plugin, cur *cursor, named *
 	}
 	r.hold.switchesTo(t, p)
 	sw.dropStandby()
-	updates, err := g.lastRound(ctx, sw, cur, named)
+	updates, err := sw.lastRound(ctx, cur, named)
 	if err == nil {
-		err = g.tell(ctx, p, sw.from)
+		err = sw.tell(ctx)
 	}
 	if err != nil {
 		// Out before the hold ends: its predecessor, standing by, is
@@ -94,10 +98,10 @@ func (g *registry) switchIn(ctx context.Context, p *plugin, cur *cursor, named *
 		// before the disconnect, and not again by the caller.
 		err = &notJoined{fmt.Errorf("plugin %s not joined: %w", p.describe(), err)}
 		g.r.log.Warnf(ctx, "%v", err)
-		p.disconnect(g.syncFailureReason(err), errors.Unwrap(err.(*notJoined).err).Error(), nil, false, true)
+		p.disconnect(g.r.syncFailureReason(err), errors.Unwrap(err.(*notJoined).err).Error(), nil, false, true)
 		return nil, err
 	}
-	retire, err := g.activated(sw)
+	retire, err := sw.activate()
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +123,8 @@ func (g *registry) switchIn(ctx context.Context, p *plugin, cur *cursor, named *
 // plugin: between two events, under the adaptation's lock, or in the hold t
 // its join took inside SyncFn (a workload group's member). No role notice
 // is sent, so nothing is waited for meanwhile.
-func (g *registry) switchBetweenEvents(ctx context.Context, p *plugin, t *holdTicket) (*switchover, error) {
+func (j *joining) switchBetweenEvents(ctx context.Context, t *holdTicket) (*switchover, error) {
+	g, p := j.g, j.p
 	if t != nil {
 		defer g.r.release(t)
 	} else {
@@ -128,12 +133,12 @@ func (g *registry) switchBetweenEvents(ctx context.Context, p *plugin, t *holdTi
 	}
 	sw, err := g.swap(p)
 	if err == nil {
-		_, err = g.activated(sw)
+		_, err = sw.activate()
 	}
 	if err == nil {
 		// Logged before the next event, so that the log orders the
 		// switch with the events around it.
-		g.logTurnedOff(ctx, sw)
+		sw.logTurnedOff(ctx)
 	}
 	return sw, err
 }
@@ -143,17 +148,20 @@ func (g *registry) switchBetweenEvents(ctx context.Context, p *plugin, t *holdTi
 // message says only what a plugin cannot tell from them.
 const successorActive = "its successor is active"
 
-// switchover is what one switch changes.
+// switchover is one switch, made by swap: what it changes, and its steps
+// that follow in the hold: its last round, its notices (tell), its
+// activation (activate).
 type switchover struct {
+	g      *registry
 	to     *plugin
 	from   *plugin   // the slot's active instance it replaces, standing by until to is active
 	legacy []*plugin // plugins written for upstream it takes over; once activated, those it retires
-	// idled are the workload group members it takes over (activated): as
+	// idled are the workload group members it takes over (activate): as
 	// a newer member's switch leaves them, connected and idle, not told.
 	idled []*plugin
 	// optedIn are the opted-in instances a plugin that did not opt in takes
 	// over: handover was turned off for a rollout of their workload
-	// (admission.go, turnsOff); once activated, those it retires.
+	// (turnsOff); once activated, those it retires.
 	optedIn []*plugin
 	// standing are the active ones among them that stand by in their slot
 	// instead (standbyTerm): if to leaves, they serve again (serveNext).
@@ -175,19 +183,21 @@ func (sw *switchover) dropStandby() {
 // received no event since the switch; p, joined as upstream's plugins join,
 // gets no role notice, so there is no order between their last write and
 // p's first.
-func (g *registry) turnedOff(ctx context.Context, sw *switchover) {
+func (sw *switchover) turnedOff(ctx context.Context) {
+	g := sw.g
 	for _, q := range sw.optedIn {
 		q.shutdown(api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED, "its successor does not use handover", sw.to)
 	}
 	for _, q := range sw.standing {
-		if err := g.tellRole(ctx, q, api.PluginRole_PLUGIN_ROLE_STANDBY, sw.to, "superseded by an instance that does not use handover, standing by"); err != nil {
-			q.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
+		if err := q.tellRole(ctx, api.PluginRole_PLUGIN_ROLE_STANDBY, sw.to, "superseded by an instance that does not use handover, standing by"); err != nil {
+			q.shutdown(g.r.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
 				fmt.Sprintf("did not take the standby role: %v", err), sw.to)
 		}
 	}
 }
 
-func (g *registry) logTurnedOff(ctx context.Context, sw *switchover) {
+func (sw *switchover) logTurnedOff(ctx context.Context) {
+	g := sw.g
 	for _, q := range sw.optedIn {
 		g.r.log.Infof(ctx, "plugin %s superseded by %s, which does not use handover: its successors join beside it as upstream's plugins do",
 			q.describe(), sw.to.describe())
@@ -200,7 +210,7 @@ func (g *registry) logTurnedOff(ctx context.Context, sw *switchover) {
 
 // swap switches p's slot to p: admission decides again, now that it takes
 // effect; p becomes the active instance and the one it replaces the standby
-// (a workload group's: idle, see workloadgroup.go). An opted-in p's switch
+// (a workload group's: idle, admission's newer row). An opted-in p's switch
 // holds the dispatch, so no event reaches either before the notices are
 // over; if p fails them it is removed and the standby reactivated, having
 // missed nothing. The opted-in instances a p that did not opt in takes over
@@ -219,7 +229,7 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	if err != nil {
 		return nil, err
 	}
-	sw := &switchover{to: p, from: s.active, legacy: legacy}
+	sw := &switchover{g: g, to: p, from: s.active, legacy: legacy}
 	if !p.handsOver() {
 		sw.legacy, sw.optedIn = nil, legacy
 		if bugGroupKeepsOptedIn && s.group != "" {
@@ -231,7 +241,7 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 		// replaces stays connected, idle.
 		g.move(old, s, stateIdle)
 		g.r.log.Infof(g.r.ctx, "plugin %s takes over from %s of its workload, which stays connected and receives no events",
-			g.who(p), g.who(old))
+			g.policy.who(p), g.policy.who(old))
 	} else if old != nil {
 		// A standby stands by for the active instance it was replaced
 		// by: once that one is replaced in turn, its reason is gone.
@@ -241,7 +251,7 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 		}
 		s.retire(old.instance)
 		g.move(old, s, stateStandby)
-		s.resume = g.r.ledger.openCursor()
+		s.resume = g.r.ledger.OpenCursor()
 	}
 	if p.state == stateStandby { // reactivated
 		s.retired = deleteID(s.retired, p.instance)
@@ -250,10 +260,11 @@ func (g *registry) swap(p *plugin) (*switchover, error) {
 	return sw, nil
 }
 
-// activated completes a switch whose notices were taken: the old instance
+// activate completes a switch whose notices were taken: the old instance
 // stays the standby for the grace period or is returned for retiring, and the
 // plugins written for upstream the new one takes over stop receiving events.
-func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
+func (sw *switchover) activate() (retire *plugin, err error) {
+	g := sw.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	p, s := sw.to, sw.to.slot
@@ -300,7 +311,8 @@ func (g *registry) activated(sw *switchover) (retire *plugin, err error) {
 
 // holdFor is the hold ticket p's switch uses: the one reserved for it when
 // its predecessor was lost, or a new one.
-func (g *registry) holdFor(p *plugin) *holdTicket {
+func (j *joining) holdFor() *holdTicket {
+	g, p := j.g, j.p
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := p.slot
@@ -317,7 +329,8 @@ func (g *registry) holdFor(p *plugin) *holdTicket {
 }
 
 // switchDone forgets p's switch ticket once it is released.
-func (g *registry) switchDone(p *plugin, t *holdTicket) {
+func (j *joining) switchDone(t *holdTicket) {
+	g, p := j.g, j.p
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := p.slot; s != nil && s.switching == t {
@@ -329,7 +342,8 @@ func (g *registry) switchDone(p *plugin, t *holdTicket) {
 // an instance without delta rounds that joins from the ledger, its one full
 // round. If the instance it replaces is not the one its rounds named (that
 // one was lost and its standby reactivated meanwhile), the round names it.
-func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
+func (sw *switchover) lastRound(ctx context.Context, cur *ledger.Cursor, named *api.Takeover) ([]*api.ContainerUpdate, error) {
+	g := sw.g
 	p := sw.to
 	var takeover *api.Takeover
 	if sw.from != nil {
@@ -340,11 +354,11 @@ func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *cursor, n
 	changed := takeover != nil && named.GetPredecessorInstance() != takeover.GetPredecessorInstance()
 	switch {
 	case cur != nil:
-		d, ok := cur.since()
+		d, ok := cur.Since()
 		if !ok {
 			return nil, fmt.Errorf("its record of the runtime's state was closed")
 		}
-		if d.empty() && !changed {
+		if d.Empty() && !changed {
 			return nil, nil
 		}
 		if !changed {
@@ -354,7 +368,7 @@ func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *cursor, n
 	case p.join != joinFromLedger:
 		return nil, nil // synchronized under the gate: no event passed it but exits, as upstream
 	}
-	pods, ctrs, ok := g.r.ledger.state()
+	pods, ctrs, ok := g.r.ledger.State()
 	if !ok {
 		return nil, fmt.Errorf("the runtime's state is not recorded")
 	}
@@ -365,7 +379,8 @@ func (g *registry) lastRound(ctx context.Context, sw *switchover, cur *cursor, n
 // on the host needs: the old instance hears it stands by before the new one
 // hears it is active. An old instance that does not take its role is
 // disconnected; the error says why the new one did not take its own.
-func (g *registry) tell(ctx context.Context, p, old *plugin) error {
+func (sw *switchover) tell(ctx context.Context) error {
+	g, p, old := sw.g, sw.to, sw.from
 	if old != nil {
 		g.r.log.Infof(ctx, "plugin %s superseded by %s", old.describe(), p.describe())
 		msg := "superseded, standing by until the successor is active"
@@ -377,12 +392,12 @@ func (g *registry) tell(ctx context.Context, p, old *plugin) error {
 			msg = "superseded, standing by while its pod runs"
 		}
 		g.mu.Unlock()
-		if err := g.tellRole(ctx, old, api.PluginRole_PLUGIN_ROLE_STANDBY, p, msg); err != nil {
-			old.shutdown(g.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
+		if err := old.tellRole(ctx, api.PluginRole_PLUGIN_ROLE_STANDBY, p, msg); err != nil {
+			old.shutdown(g.r.failureReason(err, api.ShutdownReason_SHUTDOWN_REASON_SUPERSEDED),
 				fmt.Sprintf("did not take the standby role: %v", err), p)
 		}
 	}
-	err := g.tellRole(ctx, p, api.PluginRole_PLUGIN_ROLE_ACTIVE, old, "active")
+	err := p.tellRole(ctx, api.PluginRole_PLUGIN_ROLE_ACTIVE, old, "active")
 	if err == nil && p.isClosed() {
 		err = fmt.Errorf("plugin %s closed before it became active", p.name())
 	}
@@ -393,11 +408,11 @@ func (g *registry) tell(ctx context.Context, p, old *plugin) error {
 }
 
 // tellRole tells an opted-in plugin its role, bounded by the request timeout.
-func (g *registry) tellRole(ctx context.Context, p *plugin, role api.PluginRole, peer *plugin, msg string) error {
+func (p *plugin) tellRole(ctx context.Context, role api.PluginRole, peer *plugin, msg string) error {
 	if !p.handsOver() || p.isClosed() {
 		return nil
 	}
-	g.r.atFor(pointNotice, p)
+	p.r.atFor(pointNotice, p)
 	req := &api.RoleChangeRequest{Role: role, Message: msg}
 	if peer != nil {
 		req.PeerVersion, req.PeerInstance, req.PeerGeneration = peer.version, peer.instance, peer.generation
@@ -406,7 +421,7 @@ func (g *registry) tellRole(ctx context.Context, p *plugin, role api.PluginRole,
 	defer cancel()
 	_, err := p.svc.RoleChange(rctx, req)
 	if err = requestError(rctx, err); err != nil {
-		g.r.log.Warnf(ctx, "plugin %s did not take role %s: %v", p.name(), role, err)
+		p.r.log.Warnf(ctx, "plugin %s did not take role %s: %v", p.name(), role, err)
 	}
 	return err
 }
@@ -417,3 +432,17 @@ type notJoined struct{ err error }
 
 func (e *notJoined) Error() string { return e.err.Error() }
 func (e *notJoined) Unwrap() error { return e.err }
+
+// pendingErr tells whether p may still become active: nil for a candidate or
+// standby, errIdled for a member gone idle, else errDisplaced. g.mu is held.
+func (g *registry) pendingErr(p *plugin) error {
+	switch p.state {
+	case stateCandidate:
+		return nil
+	case stateStandby:
+		return standbyPending(p)
+	case stateIdle:
+		return errIdled
+	}
+	return errDisplaced
+}

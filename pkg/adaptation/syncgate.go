@@ -15,7 +15,7 @@ import (
 // a join. Writers get in first come, first served, so plugins are
 // synchronized in the order they finished registering.
 //
-// Only a join under the gate (join.go) and Start wait for the write side;
+// Only a join under the gate (joining.underGate) and Start wait for the write side;
 // a comparison of the ledger with SyncFn takes it only if that needs no
 // wait (TryLock, checkLedger): a takeover from the ledger never waits for
 // the runtime's operations.

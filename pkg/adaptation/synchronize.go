@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 const (
@@ -192,9 +193,9 @@ func (p *plugin) synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs [
 // synchronizeDelta sends a handover-capable plugin what changed since its
 // last round: every message is marked delta; removals are entries like the
 // rest, after the pods and containers.
-func (p *plugin) synchronizeDelta(ctx context.Context, d *delta, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
-	return p.syncRound(ctx, &syncRound{pods: d.pods, ctrs: d.ctrs,
-		removedPods: d.removedPods, removedCtrs: d.removedCtrs, delta: true, takeover: takeover})
+func (p *plugin) synchronizeDelta(ctx context.Context, d *ledger.Delta, takeover *api.Takeover) ([]*api.ContainerUpdate, error) {
+	return p.syncRound(ctx, &syncRound{pods: d.Pods, ctrs: d.Ctrs,
+		removedPods: d.RemovedPods, removedCtrs: d.RemovedCtrs, delta: true, takeover: takeover})
 }
 
 // syncRound sends one synchronization round. As upstream, the whole round

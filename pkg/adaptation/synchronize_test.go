@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nri-handover/nri/api"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 func testRound(nPods, nCtrs, nameLen int) *syncRound {
@@ -412,9 +413,9 @@ func TestSyncRoundSplitsRemovals(t *testing.T) {
 		return ttrpc.OversizedMessageError(proto.Size(req) + (ttrpcMessageLimit - syncMessageBudget))
 	}}
 	p := syncPlugin(t, svc)
-	d := &delta{}
+	d := &ledger.Delta{}
 	for i := range 150000 { // about 6 MiB of IDs
-		d.removedCtrs = append(d.removedCtrs, fmt.Sprintf("%036d", i))
+		d.RemovedCtrs = append(d.RemovedCtrs, fmt.Sprintf("%036d", i))
 	}
 	if _, err := p.synchronizeDelta(context.Background(), d, nil); err != nil {
 		t.Fatal(err)
@@ -430,8 +431,8 @@ func TestSyncRoundSplitsRemovals(t *testing.T) {
 		}
 		removed = append(removed, req.GetRemovedContainers()...)
 	}
-	if !slices.Equal(removed, d.removedCtrs) {
-		t.Errorf("plugin got %d removals, want %d in order", len(removed), len(d.removedCtrs))
+	if !slices.Equal(removed, d.RemovedCtrs) {
+		t.Errorf("plugin got %d removals, want %d in order", len(removed), len(d.RemovedCtrs))
 	}
 }
 

@@ -15,8 +15,8 @@ type SynchronizedMetrics interface {
 
 // recordSynchronized tells a SynchronizedMetrics that p joined and its
 // synchronization's updates were applied.
-func (g *registry) recordSynchronized(p *plugin, updates int) {
-	if m, ok := g.r.metrics.(SynchronizedMetrics); ok {
+func (r *Adaptation) recordSynchronized(p *plugin, updates int) {
+	if m, ok := r.metrics.(SynchronizedMetrics); ok {
 		m.RecordSynchronized(p.name(), p.instance, updates)
 	}
 }

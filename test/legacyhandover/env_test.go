@@ -1,5 +1,5 @@
 // Package legacyhandover tests handover for plugins written for upstream,
-// opted in by their pod's annotation (pkg/adaptation/workloadgroup.go):
+// opted in by their pod's annotation (pkg/adaptation: groupKey, admission's newer row):
 // plugins on upstream's stub (test/upstream/plugin) at v0.12.5, v0.10.0 and
 // v0.8.0, every case once per release, each plugin a process of its own
 // placed in a cgroup of its own, which the runtime (our adaptation in

@@ -1,4 +1,4 @@
-package adaptation
+package ledger
 
 import (
 	"fmt"
@@ -105,7 +105,7 @@ func TestObjectsCoverEveryField(t *testing.T) {
 		check(t, &api.Container{},
 			func(m, prev proto.Message) proto.Message {
 				c, _ := prev.(*api.Container)
-				return recycleContainer(m.(*api.Container), cloneContainer(c))
+				return recycleContainer(m.(*api.Container), CloneContainer(c))
 			},
 			func(a, b proto.Message) bool { return sameContainer(a.(*api.Container), b.(*api.Container)) })
 	})
@@ -163,7 +163,7 @@ func typed[T proto.Message](base T, reusing func(m, prev T) T, same func(a, b T)
 // TestObjectsUnsetAndEmpty: unset and empty fields copy and compare as
 // proto.Clone and proto.Equal treat them.
 func TestObjectsUnsetAndEmpty(t *testing.T) {
-	if cloneContainer(nil) != nil || clonePod(nil) != nil {
+	if CloneContainer(nil) != nil || clonePod(nil) != nil {
 		t.Error("a nil object copies as non-nil")
 	}
 	if !sameContainer(nil, nil) || sameContainer(nil, &api.Container{}) || samePod(&api.PodSandbox{}, nil) {
@@ -173,14 +173,14 @@ func TestObjectsUnsetAndEmpty(t *testing.T) {
 	if !sameContainer(empty, &api.Container{}) {
 		t.Error("empty and unset repeated fields compare as different")
 	}
-	if c := cloneContainer(empty); c.Labels != nil || c.Args != nil || c.Mounts != nil {
+	if c := CloneContainer(empty); c.Labels != nil || c.Args != nil || c.Mounts != nil {
 		t.Errorf("empty fields copied as set, unlike proto.Clone: %#v", c)
 	}
 	if sameContainer(&api.Container{Linux: &api.LinuxContainer{}}, &api.Container{}) {
 		t.Error("an empty nested message compares as unset")
 	}
 	withNil := &api.Container{Mounts: []*api.Mount{nil}}
-	if got, want := cloneContainer(withNil), proto.Clone(withNil).(*api.Container); !proto.Equal(got, want) || got.Mounts[0] == nil {
+	if got, want := CloneContainer(withNil), proto.Clone(withNil).(*api.Container); !proto.Equal(got, want) || got.Mounts[0] == nil {
 		t.Errorf("a nil mount copies as %v, proto.Clone as %v", got.Mounts, want.Mounts)
 	}
 }

@@ -1,6 +1,4 @@
-package adaptation
-
-// The ledger: the adaptation's own record of the runtime's pods and
+// Package ledger is the adaptation's own record of the runtime's pods and
 // containers, so that an instance can be brought up to date, and a peer
 // placed in its pod, without asking the runtime outside the sync gate.
 //
@@ -19,7 +17,7 @@ package adaptation
 // (CRI-O relays RemoveContainer before it removes the container from its
 // stores, and takes no gate). A cursor reads the full state at its position
 // and then what changed since: a takeover's successor starts from a snapshot
-// and catches up with deltas while its predecessor keeps serving (join.go).
+// and catches up with deltas while its predecessor keeps serving.
 //
 // What the ledger cannot see is what a runtime changes without relaying it
 // (moby relays only creation; an exit that bypasses BlockPluginSync may be
@@ -29,9 +27,13 @@ package adaptation
 // joins under the gate, as upstream's join does. hack/model/ledger.pml
 // holds these rules against containerd's, CRI-O's and moby's orders.
 //
-// The ledger is kept while the runtime offers handover (WithPluginHandover,
-// on by default): one clone of the event's object per event; a creation's
+// The ledger knows no plugin: the adaptation notes events and seeds it
+// (Note, Seed), and reads it (Listing, Snapshot, State, OpenCursor). It is
+// kept while the runtime offers handover (Kept: WithPluginHandover, on by
+// default): one clone of the event's object per event; a creation's
 // merged adjustment is applied to its clone when first read (settle).
+
+package ledger
 
 import (
 	"slices"
@@ -43,16 +45,16 @@ import (
 	"github.com/nri-handover/nri/internal/adjust"
 )
 
-// ledger holds, per pod and container, its own copy of the object as the
+// Ledger holds, per pod and container, its own copy of the object as the
 // runtime last showed it (ledgerEntry), whole: a comparison with SyncFn
 // counts any field that differs, and a takeover's Synchronize hands plugins
 // whole objects. Copies, not the runtime's objects: those share maps with
 // the runtime's stores (containerd's labels and annotations), merging edits
 // a creation's in place, and a runtime may change what it relayed later.
 // Copies share equal parts with the entry's previous copy (objects.go).
-type ledger struct {
+type Ledger struct {
 	mu     sync.Mutex
-	kept   bool // the runtime offers handover: events are noted
+	Kept   bool // the runtime offers handover: events are noted
 	seeded bool // a SyncFn result was recorded
 	ver    uint64
 	objs   map[string]*ledgerEntry // live objects, and tombstones while a cursor is open
@@ -135,7 +137,7 @@ type ledgerEntry struct {
 // the adjustment: the creation failed, there is no container, and the entry
 // is dropped, as if never noted (a cursor skips a key it does not find).
 // l.mu is held.
-func (l *ledger) settle(key string, e *ledgerEntry) bool {
+func (l *Ledger) settle(key string, e *ledgerEntry) bool {
 	if e == nil || e.created == nil {
 		return true
 	}
@@ -154,13 +156,13 @@ func (e *ledgerEntry) stopped() bool {
 	return e.podStopped || e.ctr.GetState() == api.ContainerState_CONTAINER_STOPPED
 }
 
-func (l *ledger) recording() bool {
+func (l *Ledger) Recording() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.kept && l.seeded
+	return l.Kept && l.seeded
 }
 
-// usable tells whether a takeover may be synchronized from the ledger.
+// Usable tells whether a takeover may be synchronized from the ledger.
 //
 // The rule: only while the last comparison with SyncFn found no difference,
 // and once the runtime relayed a container's life past its creation. Whether a runtime relays
@@ -172,21 +174,21 @@ func (l *ledger) recording() bool {
 // ledger exact, and until then nothing has shown that a removal reaches
 // it between two comparisons (hack/model/ledger.pml,
 // BUG_TRUST_ALWAYS), so it is not used either.
-func (l *ledger) usable() bool {
+func (l *Ledger) Usable() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.kept && l.seeded && l.trusted && l.relaysLife
+	return l.Kept && l.seeded && l.trusted && l.relaysLife
 }
 
-// distrust marks the ledger untrusted until the next comparison finds it
+// Distrust marks the ledger untrusted until the next comparison finds it
 // exact: a change was handed to the runtime with an unknown outcome.
-func (l *ledger) distrust() {
+func (l *Ledger) Distrust() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.trusted = false
 }
 
-// seed compares the ledger with the runtime's state as SyncFn reported it
+// Seed compares the ledger with the runtime's state as SyncFn reported it
 // (if it holds one), then records that state. from is the version read
 // before SyncFn was called: an object an event changed since then keeps
 // what the event said, which is newer.
@@ -197,13 +199,13 @@ func (l *ledger) distrust() {
 // no listing showed yet are the runtime's store lagging behind what it
 // relayed, and a container with an UpdateFn call in flight may be either
 // side of it: none is a difference.
-func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container) comparison {
+func (l *Ledger) Seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container) Comparison {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.kept {
-		return comparison{}
+	if !l.Kept {
+		return Comparison{}
 	}
-	cmp := comparison{done: l.seeded}
+	cmp := Comparison{Done: l.seeded}
 	inFlight := 0 // entries not compared: an UpdateFn call for them is in flight
 	if l.objs == nil {
 		l.objs = map[string]*ledgerEntry{}
@@ -224,7 +226,7 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 				goneSeen = map[string]bool{}
 			}
 			goneSeen[string(kb)] = true
-			if bugLedgerBringsBack { // listed again, taken as the runtime's
+			if BugBringsBack { // listed again, taken as the runtime's
 				e := entry(nil)
 				e.listed, e.seen = true, gen
 				l.bump(string(kb))
@@ -244,7 +246,7 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		case l.updating[string(kb)] > 0:
 			inFlight++
 		case !ok || old.removed:
-			if cmp.done {
+			if cmp.Done {
 				cmp.add("missing", string(kb))
 			}
 		case sameObject(old.msg(), m):
@@ -252,9 +254,9 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 			return
 		case old.stopped(), onlyPidDiffers(old.ctr, m):
 		default:
-			if cmp.done {
+			if cmp.Done {
 				what := string(kb)
-				if len(cmp.sample) < maxSample { // only named ones are worth the walk
+				if len(cmp.Sample) < maxSample { // only named ones are worth the walk
 					what += " (" + differingFields(old.msg(), m) + ")"
 				}
 				cmp.add("different", what)
@@ -290,10 +292,10 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 		}
 		// A stopped container the listing lacks is not a difference:
 		// containerd lists no exited container, as upstream's join shows it.
-		if cmp.done && l.updating[key] == 0 && !e.stopped() {
+		if cmp.Done && l.updating[key] == 0 && !e.stopped() {
 			cmp.add("extra", key)
 		}
-		l.remove(key)
+		l.Remove(key)
 	}
 	if len(l.gone) > 0 {
 		l.goneOrder = slices.DeleteFunc(l.goneOrder, func(key string) bool { return !goneSeen[key] })
@@ -303,17 +305,17 @@ func (l *ledger) seed(from uint64, pods []*api.PodSandbox, ctrs []*api.Container
 			}
 		}
 	}
-	slices.Sort(cmp.sample)
+	slices.Sort(cmp.Sample)
 	l.seeded = true
 	// A comparison that skipped an update in flight proves the ledger exact
 	// only once that update is noted: the next one tells.
-	l.trusted = cmp.done && cmp.differ == 0 && inFlight == 0
+	l.trusted = cmp.Done && cmp.Differ == 0 && inFlight == 0
 	l.bound = 2*(len(pods)+len(ctrs)) + minLedgerBound
 	return cmp
 }
 
 // forget remembers a relayed removal of key (gone). l.mu is held.
-func (l *ledger) forget(key string) {
+func (l *Ledger) forget(key string) {
 	if l.gone == nil {
 		l.gone = map[string]bool{}
 	}
@@ -330,14 +332,14 @@ func (l *ledger) forget(key string) {
 
 // dropLocked forgets the runtime's state until the next seed: a ledger that
 // outgrew its bound. Open cursors read as closed. l.mu is held.
-func (l *ledger) dropLocked() {
+func (l *Ledger) dropLocked() {
 	l.objs, l.changed = nil, nil
 	l.seeded, l.trusted = false, false
 	l.epoch++
 }
 
-// version is the ledger's current version, for seed.
-func (l *ledger) version() uint64 {
+// Version is the ledger's current Version, for seed.
+func (l *Ledger) Version() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.ver
@@ -366,9 +368,9 @@ func (e *ledgerEntry) msg() proto.Message {
 	return e.ctr
 }
 
-// remove drops an object, leaving a tombstone while a cursor may need it.
+// Remove drops an object, leaving a tombstone while a cursor may need it.
 // l.mu is held.
-func (l *ledger) remove(key string) {
+func (l *Ledger) Remove(key string) {
 	if l.open == 0 {
 		delete(l.objs, key)
 		return
@@ -378,31 +380,31 @@ func (l *ledger) remove(key string) {
 }
 
 // bump moves the version on for a change of key. l.mu is held.
-func (l *ledger) bump(key string) {
+func (l *Ledger) bump(key string) {
 	l.ver++
 	if l.open > 0 {
 		l.changed = append(l.changed, key)
 	}
 }
 
-// note records what an event implies for its object, and the updates of
+// Note records what an event implies for its object, and the updates of
 // other containers merged into its reply (rsp, nil for events without
 // one), which the runtime applies. For CreateContainer and UpdateContainer,
 // req holds the container, and the resources asked for, as the runtime sent
 // them (merging the replies edits the request in place); failed tells that
 // the runtime does not carry out the operation (the container is not
 // created, not updated). The caller holds the adaptation's lock.
-func (l *ledger) note(event api.Event, req any, rsp any, failed bool) {
+func (l *Ledger) Note(event api.Event, req any, rsp any, failed bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.kept || !l.seeded || failed && (event == api.Event_CREATE_CONTAINER || event == api.Event_UPDATE_CONTAINER) {
+	if !l.Kept || !l.seeded || failed && (event == api.Event_CREATE_CONTAINER || event == api.Event_UPDATE_CONTAINER) {
 		return
 	}
 	key, e := implied(event, req, rsp, l.objs)
 	switch {
 	case e == nil || l.gone[key]: // ids are never reused
 	case e.removed:
-		l.remove(key)
+		l.Remove(key)
 		l.forget(key)
 	default:
 		if old := l.objs[key]; old != nil {
@@ -417,7 +419,7 @@ func (l *ledger) note(event api.Event, req any, rsp any, failed bool) {
 		api.Event_REMOVE_CONTAINER, api.Event_STOP_POD_SANDBOX, api.Event_REMOVE_POD_SANDBOX:
 		l.relaysLife = true
 	}
-	if r, ok := rsp.(updating); ok && !bugLedgerMissesUpdates {
+	if r, ok := rsp.(updating); ok && !BugMissesUpdates {
 		var others []*api.ContainerUpdate
 		for _, u := range r.GetUpdate() {
 			if u != nil && "ctr/"+u.GetContainerId() != key {
@@ -442,9 +444,9 @@ func (l *ledger) note(event api.Event, req any, rsp any, failed bool) {
 	}
 }
 
-// updatingBegins marks the containers of updates as having an UpdateFn call
+// UpdatingBegins marks the containers of updates as having an UpdateFn call
 // in flight, until applied; it returns updates.
-func (l *ledger) updatingBegins(updates []*api.ContainerUpdate) []*api.ContainerUpdate {
+func (l *Ledger) UpdatingBegins(updates []*api.ContainerUpdate) []*api.ContainerUpdate {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.updating == nil {
@@ -456,27 +458,27 @@ func (l *ledger) updatingBegins(updates []*api.ContainerUpdate) []*api.Container
 	return updates
 }
 
-// applied records the updates the adaptation handed the runtime, but those
-// it reported failed, once the runtime applied them, and ends their
+// Applied records the updates the adaptation handed the runtime, but those
+// it reported failed, once the runtime Applied them, and ends their
 // updatingBegins.
-func (l *ledger) applied(updates, failed []*api.ContainerUpdate) {
+func (l *Ledger) Applied(updates, failed []*api.ContainerUpdate) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.updatingEndsLocked(updates)
-	if l.kept && l.seeded && !bugLedgerMissesUpdates {
+	if l.Kept && l.seeded && !BugMissesUpdates {
 		l.applyLocked(updates, failed)
 	}
 }
 
-// updatingEnds ends updatingBegins for updates whose UpdateFn call ended
+// UpdatingEnds ends updatingBegins for updates whose UpdateFn call ended
 // without telling what it applied.
-func (l *ledger) updatingEnds(updates []*api.ContainerUpdate) {
+func (l *Ledger) UpdatingEnds(updates []*api.ContainerUpdate) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.updatingEndsLocked(updates)
 }
 
-func (l *ledger) updatingEndsLocked(updates []*api.ContainerUpdate) {
+func (l *Ledger) updatingEndsLocked(updates []*api.ContainerUpdate) {
 	for _, u := range updates {
 		key := "ctr/" + u.GetContainerId()
 		if n, ok := l.updating[key]; ok {
@@ -492,7 +494,7 @@ func (l *ledger) updatingEndsLocked(updates []*api.ContainerUpdate) {
 // applyLocked merges each update's resources into its container as the
 // runtime does (adjust.MergeResources). A container the ledger does not
 // hold, or holds stopped, the runtime does not update either. l.mu is held.
-func (l *ledger) applyLocked(updates, failed []*api.ContainerUpdate) {
+func (l *Ledger) applyLocked(updates, failed []*api.ContainerUpdate) {
 	for _, u := range updates {
 		id := u.GetContainerId()
 		if u == nil || slices.ContainsFunc(failed, func(f *api.ContainerUpdate) bool { return f.GetContainerId() == id }) {
@@ -503,7 +505,7 @@ func (l *ledger) applyLocked(updates, failed []*api.ContainerUpdate) {
 		if !l.settle(key, e) || e == nil || e.ctr == nil || e.ctr.GetState() == api.ContainerState_CONTAINER_STOPPED {
 			continue
 		}
-		c := cloneContainer(e.ctr) // whole: its resources are merged in place
+		c := CloneContainer(e.ctr) // whole: its resources are merged in place
 		adjust.MergeResources(c, u.GetLinux().GetResources())
 		if sameObject(c, e.ctr) {
 			continue
@@ -535,7 +537,7 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 			return key, &ledgerEntry{removed: true}
 		case api.Event_CREATE_CONTAINER: // the caller's copy
 		case api.Event_UPDATE_CONTAINER:
-			c = cloneContainer(c)
+			c = CloneContainer(c)
 		default:
 			if old := objs[key]; old != nil && old.created != nil {
 				// The creation's copy, which no reader has seen (settle
@@ -592,48 +594,48 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 	return "", nil
 }
 
-// state returns every pod and container the ledger holds, and ok false if
+// State returns every pod and container the ledger holds, and ok false if
 // it holds nothing yet (never seeded). The objects are shared and must not
 // be modified: the ledger replaces entries, never edits them.
-func (l *ledger) state() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool) {
+func (l *Ledger) State() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.stateLocked()
 }
 
-func (l *ledger) stateLocked() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool) {
+func (l *Ledger) stateLocked() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool) {
 	d, ok := l.listingLocked()
 	if ok {
-		d.sort()
+		d.Sort()
 	}
-	return d.pods, d.ctrs, ok
+	return d.Pods, d.Ctrs, ok
 }
 
-// listing is state in no particular order: what a peer's placement at
+// Listing is state in no particular order: what a peer's placement at
 // registration reads, where sorting every object would cost the
 // registration more than the rest of its screening (5 ms at 10 000
 // containers).
-func (l *ledger) listing() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool) {
+func (l *Ledger) Listing() (pods []*api.PodSandbox, ctrs []*api.Container, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d, ok := l.listingLocked()
-	return d.pods, d.ctrs, ok
+	return d.Pods, d.Ctrs, ok
 }
 
-func (l *ledger) listingLocked() (*delta, bool) {
-	d := &delta{}
-	if !l.kept || !l.seeded {
+func (l *Ledger) listingLocked() (*Delta, bool) {
+	d := &Delta{}
+	if !l.Kept || !l.seeded {
 		return d, false
 	}
-	d.pods = make([]*api.PodSandbox, 0, len(l.objs)/8)
-	d.ctrs = make([]*api.Container, 0, len(l.objs))
+	d.Pods = make([]*api.PodSandbox, 0, len(l.objs)/8)
+	d.Ctrs = make([]*api.Container, 0, len(l.objs))
 	for key, e := range l.objs {
 		switch {
 		case !l.settle(key, e), e.removed:
 		case e.pod != nil:
-			d.pods = append(d.pods, e.pod)
+			d.Pods = append(d.Pods, e.pod)
 		default:
-			d.ctrs = append(d.ctrs, e.ctr)
+			d.Ctrs = append(d.Ctrs, e.ctr)
 		}
 	}
 	return d, true

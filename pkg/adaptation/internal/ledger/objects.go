@@ -1,4 +1,4 @@
-package adaptation
+package ledger
 
 import (
 	"bytes"
@@ -56,8 +56,8 @@ func clonePodReusing(p, prev *api.PodSandbox) *api.PodSandbox {
 	}
 }
 
-// cloneContainer returns a deep copy of c, as proto.Clone would.
-func cloneContainer(c *api.Container) *api.Container { return cloneContainerReusing(c, nil) }
+// CloneContainer returns a deep copy of c, as proto.Clone would.
+func CloneContainer(c *api.Container) *api.Container { return cloneContainerReusing(c, nil) }
 
 // cloneContainerReusing copies c reusing what it shares with prev (see
 // clonePodReusing).

@@ -1,4 +1,4 @@
-package adaptation
+package ledger
 
 // Cursors: reading the ledger from a position, so that a takeover's
 // successor starts from a snapshot and catches up with what changed since.
@@ -9,17 +9,17 @@ import (
 	"github.com/nri-handover/nri/api"
 )
 
-// cursor reads the ledger from a position: since reports the entries
+// Cursor reads the ledger from a position: since reports the entries
 // changed from next on.
-type cursor struct {
-	l      *ledger
+type Cursor struct {
+	l      *Ledger
 	next   uint64
 	epoch  uint64
 	closed bool // guarded by l.mu
 }
 
-// snapshot returns the ledger's state and a cursor past it, atomically.
-func (l *ledger) snapshot() (pods []*api.PodSandbox, ctrs []*api.Container, c *cursor, ok bool) {
+// Snapshot returns the ledger's state and a cursor past it, atomically.
+func (l *Ledger) Snapshot() (pods []*api.PodSandbox, ctrs []*api.Container, c *Cursor, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if pods, ctrs, ok = l.stateLocked(); !ok {
@@ -28,20 +28,20 @@ func (l *ledger) snapshot() (pods []*api.PodSandbox, ctrs []*api.Container, c *c
 	return pods, ctrs, l.openLocked(), true
 }
 
-// openCursor returns a cursor at the ledger's current version.
-func (l *ledger) openCursor() *cursor {
+// OpenCursor returns a cursor at the ledger's current version.
+func (l *Ledger) OpenCursor() *Cursor {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.openLocked()
 }
 
-func (l *ledger) openLocked() *cursor {
+func (l *Ledger) openLocked() *Cursor {
 	l.open++
-	return &cursor{l: l, next: l.ver + 1, epoch: l.epoch}
+	return &Cursor{l: l, next: l.ver + 1, epoch: l.epoch}
 }
 
-// close releases the cursor; tombstones go with the last one.
-func (c *cursor) close() {
+// Close releases the cursor; tombstones go with the last one.
+func (c *Cursor) Close() {
 	if c == nil {
 		return
 	}
@@ -62,17 +62,17 @@ func (c *cursor) close() {
 	}
 }
 
-// since returns what changed from the cursor's position on and moves the
+// Since returns what changed from the cursor's position on and moves the
 // cursor past it. ok is false once the cursor was closed (its standby went
 // away while its reactivation was being prepared).
-func (c *cursor) since() (d *delta, ok bool) {
+func (c *Cursor) Since() (d *Delta, ok bool) {
 	l := c.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if c.closed || c.epoch != l.epoch {
 		return nil, false
 	}
-	d = &delta{}
+	d = &Delta{}
 	// The keys changed since c.next are the last ver-c.next+1 entries of
 	// changed (one per version while a cursor is open, and c is open).
 	from := max(0, len(l.changed)-int(l.ver+1-c.next))
@@ -87,16 +87,16 @@ func (c *cursor) since() (d *delta, ok bool) {
 		isPod := strings.HasPrefix(key, "pod/")
 		switch {
 		case e.removed && isPod:
-			d.removedPods = append(d.removedPods, id)
+			d.RemovedPods = append(d.RemovedPods, id)
 		case e.removed:
-			d.removedCtrs = append(d.removedCtrs, id)
+			d.RemovedCtrs = append(d.RemovedCtrs, id)
 		case isPod:
-			d.pods = append(d.pods, e.pod)
+			d.Pods = append(d.Pods, e.pod)
 		default:
-			d.ctrs = append(d.ctrs, e.ctr)
+			d.Ctrs = append(d.Ctrs, e.ctr)
 		}
 	}
 	c.next = l.ver + 1
-	d.sort()
+	d.Sort()
 	return d, true
 }
