@@ -12,6 +12,7 @@ import (
 	"github.com/nri-handover/nri/api"
 	"github.com/nri-handover/nri/internal/adjust"
 	"github.com/nri-handover/nri/pkg/adaptation/builtin"
+	"github.com/nri-handover/nri/pkg/adaptation/internal/ledger"
 )
 
 // The ledger against runtimes that relay what they change as containerd,
@@ -615,5 +616,49 @@ func drain[T any](ch <-chan T) {
 		default:
 			return
 		}
+	}
+}
+
+// The parts merging sets where the runtime sent none are shared by the
+// started containers whose creation copy lacked them (ledger.SharedEmpty): they
+// are what merging sets, and an update applied to one container, as a
+// plugin's UpdateContainers or the runtime's UpdateContainer, changes that
+// container alone.
+func TestLedgerSharedEmptyPartsStayEmpty(t *testing.T) {
+	filled := collectCreateContainerResult(&api.CreateContainerRequest{}).request.create.Container
+	if !proto.Equal(ledger.SharedEmpty(), filled) {
+		t.Fatalf("the shared parts are %v, merging sets %v", ledger.SharedEmpty(), filled)
+	}
+	l := &ledger.Ledger{Kept: true}
+	pod := &api.PodSandbox{Id: "p1"}
+	l.Seed(l.Version(), []*api.PodSandbox{pod}, nil)
+	var started []*api.Container
+	for _, id := range []string{"c1", "c2"} {
+		req := &api.CreateContainerRequest{Pod: pod, Container: &api.Container{Id: id, PodSandboxId: "p1"}}
+		sent := ledger.CloneContainer(req.Container)
+		collectCreateContainerResult(req) // merging sets the unset parts, empty
+		l.Note(api.Event_CREATE_CONTAINER, &api.CreateContainerRequest{Pod: pod, Container: sent},
+			&api.CreateContainerResponse{Adjust: &api.ContainerAdjustment{}}, false)
+		req.Container.State = api.ContainerState_CONTAINER_RUNNING
+		l.Note(api.Event_START_CONTAINER, &api.StartContainerRequest{Pod: pod, Container: req.Container}, nil, false)
+		started = append(started, proto.Clone(req.Container).(*api.Container))
+	}
+	u := &api.ContainerUpdate{ContainerId: "c1"}
+	u.SetLinuxMemoryLimit(1 << 20)
+	u.SetLinuxCPUShares(512)
+	l.Applied(l.UpdatingBegins([]*api.ContainerUpdate{u}), nil)
+	res := &api.LinuxResources{Memory: &api.LinuxMemory{Limit: api.Int64(2 << 20)}, Cpu: &api.LinuxCPU{Cpus: "0"}}
+	c2 := proto.Clone(started[1]).(*api.Container)
+	l.Note(api.Event_UPDATE_CONTAINER, &api.UpdateContainerRequest{Pod: pod, Container: c2, LinuxResources: res},
+		&api.UpdateContainerResponse{}, false)
+
+	if !proto.Equal(ledger.SharedEmpty(), filled) {
+		t.Fatalf("an update changed the shared parts: %v", ledger.SharedEmpty())
+	}
+	_, ctrs, _ := l.State()
+	if len(ctrs) != 2 || ctrs[0].GetLinux().GetResources().GetMemory().GetLimit().GetValue() != 1<<20 ||
+		ctrs[1].GetLinux().GetResources().GetMemory().GetLimit().GetValue() != 2<<20 ||
+		ctrs[1].GetLinux().GetResources().GetCpu().GetCpus() != "0" {
+		t.Errorf("the ledger holds %v", ctrs)
 	}
 }

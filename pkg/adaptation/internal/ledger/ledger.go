@@ -91,6 +91,8 @@ type Ledger struct {
 	epoch uint64
 	// seeds numbers the seeds, for the entries a listing showed.
 	seeds uint64
+	// kb is note's scratch for an object's key.
+	kb []byte
 }
 
 const (
@@ -400,19 +402,33 @@ func (l *Ledger) Note(event api.Event, req any, rsp any, failed bool) {
 	if !l.Kept || !l.seeded || failed && (event == api.Event_CREATE_CONTAINER || event == api.Event_UPDATE_CONTAINER) {
 		return
 	}
-	key, e := implied(event, req, rsp, l.objs)
+	// The key is built in l.kb and made a string only where it is kept:
+	// an event that replaces an entry replaces it in place (entries are
+	// read only under l.mu, and never kept past it).
+	kb, e, ok := implied(event, req, rsp, l.objs, l.kb[:0])
+	l.kb = kb
 	switch {
-	case e == nil || l.gone[key]: // ids are never reused
+	case !ok || l.gone[string(kb)]: // ids are never reused
 	case e.removed:
+		key := string(kb)
 		l.Remove(key)
 		l.forget(key)
 	default:
-		if old := l.objs[key]; old != nil {
-			e.listed = old.listed
+		old := l.objs[string(kb)]
+		var key string // bump keeps it only while a cursor is open
+		if old == nil || l.open > 0 {
+			key = string(kb)
 		}
 		l.bump(key)
 		e.ver = l.ver
-		l.objs[key] = e
+		if old != nil {
+			e.listed = old.listed
+			*old = e
+			break
+		}
+		ne := new(ledgerEntry)
+		*ne = e
+		l.objs[key] = ne
 	}
 	switch event {
 	case api.Event_START_CONTAINER, api.Event_POST_START_CONTAINER, api.Event_STOP_CONTAINER,
@@ -422,7 +438,7 @@ func (l *Ledger) Note(event api.Event, req any, rsp any, failed bool) {
 	if r, ok := rsp.(updating); ok && !BugMissesUpdates {
 		var others []*api.ContainerUpdate
 		for _, u := range r.GetUpdate() {
-			if u != nil && "ctr/"+u.GetContainerId() != key {
+			if u != nil && "ctr/"+u.GetContainerId() != string(kb) {
 				others = append(others, u)
 			}
 		}
@@ -527,24 +543,26 @@ type (
 // sets the container's state, an update its resources; removals leave a
 // tombstone. The copy shares what is unchanged with the object's entry in
 // objs (a creation's, not settled, shares the container as sent), but for
-// an update's, whose resources are merged in place.
-func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (string, *ledgerEntry) {
+// an update's, whose resources are merged in place. The object's key is
+// appended to kb; ok is false for an event without an object.
+func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry, kb []byte) (key []byte, e ledgerEntry, ok bool) {
 	if r, ok := req.(interface{ GetContainer() *api.Container }); ok && r.GetContainer() != nil {
 		c := r.GetContainer()
-		key := "ctr/" + c.GetId()
+		kb = append(append(kb, "ctr/"...), c.GetId()...)
+		old := objs[string(kb)]
 		switch event {
 		case api.Event_REMOVE_CONTAINER:
-			return key, &ledgerEntry{removed: true}
+			return kb, ledgerEntry{removed: true}, true
 		case api.Event_CREATE_CONTAINER: // the caller's copy
 		case api.Event_UPDATE_CONTAINER:
 			c = CloneContainer(c)
 		default:
-			if old := objs[key]; old != nil && old.created != nil {
+			if old != nil && old.created != nil {
 				// The creation's copy, which no reader has seen (settle
 				// hands it out) and this event replaces: reused in place.
 				c = recycleContainer(c, old.ctr)
 			} else {
-				c = cloneContainerReusing(c, objs[key].getCtr())
+				c = cloneContainerReusing(c, old.getCtr())
 			}
 		}
 		switch event {
@@ -558,7 +576,7 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 				created = a.GetAdjust()
 			}
 			c.State = api.ContainerState_CONTAINER_CREATED
-			return key, &ledgerEntry{ctr: c, created: created}
+			return kb, ledgerEntry{ctr: c, created: created}, true
 		case api.Event_UPDATE_CONTAINER:
 			// The runtime applies the resources plugins merged for the
 			// container if they changed them, else those it asked for.
@@ -581,17 +599,18 @@ func implied(event api.Event, req any, rsp any, objs map[string]*ledgerEntry) (s
 		case api.Event_STOP_CONTAINER:
 			c.State = api.ContainerState_CONTAINER_STOPPED
 		}
-		return key, &ledgerEntry{ctr: c}
+		return kb, ledgerEntry{ctr: c}, true
 	}
 	if r, ok := req.(interface{ GetPod() *api.PodSandbox }); ok && r.GetPod() != nil {
-		key := "pod/" + r.GetPod().GetId()
+		kb = append(append(kb, "pod/"...), r.GetPod().GetId()...)
 		if event == api.Event_REMOVE_POD_SANDBOX {
-			return key, &ledgerEntry{removed: true}
+			return kb, ledgerEntry{removed: true}, true
 		}
-		return key, &ledgerEntry{pod: clonePodReusing(r.GetPod(), objs[key].getPod()),
-			podStopped: event == api.Event_STOP_POD_SANDBOX || objs[key] != nil && objs[key].podStopped}
+		old := objs[string(kb)]
+		return kb, ledgerEntry{pod: clonePodReusing(r.GetPod(), old.getPod()),
+			podStopped: event == api.Event_STOP_POD_SANDBOX || old != nil && old.podStopped}, true
 	}
-	return "", nil
+	return kb, ledgerEntry{}, false
 }
 
 // State returns every pod and container the ledger holds, and ok false if

@@ -90,8 +90,18 @@ func copyContainer(dst, c, prev *api.Container, own bool) {
 		prev = &api.Container{}
 	}
 	strMap, strs := reuseMap, reuseStrings
+	hooks, linux := prev.Hooks, prev.Linux
 	if own {
 		strMap, strs = refillMap, refillStrings
+		// own is a creation's copy taken before merging, which sets
+		// the parts a runtime left unset, empty: where own has none, a
+		// start's container shares those of mergedEmpty.
+		if hooks == nil {
+			hooks = mergedEmpty.Hooks
+		}
+		if linux == nil {
+			linux = mergedEmpty.Linux
+		}
 	}
 	*dst = api.Container{
 		Id:            c.Id,
@@ -103,8 +113,8 @@ func copyContainer(dst, c, prev *api.Container, own bool) {
 		Args:          strs(c.Args, prev.Args),
 		Env:           strs(c.Env, prev.Env),
 		Mounts:        reuseMounts(c.Mounts, prev.Mounts),
-		Hooks:         reuseBy(c.Hooks, prev.Hooks, sameHooks, cloneHooks),
-		Linux:         reuseBy(c.Linux, prev.Linux, sameLinux, cloneLinux),
+		Hooks:         reuseBy(c.Hooks, hooks, sameHooks, cloneHooks),
+		Linux:         reuseBy(c.Linux, linux, sameLinux, cloneLinux),
 		Pid:           c.Pid,
 		Rlimits:       reuseMsgs(c.Rlimits, prev.Rlimits),
 		CreatedAt:     c.CreatedAt,
@@ -118,6 +128,22 @@ func copyContainer(dst, c, prev *api.Container, own bool) {
 		Image:         reuseMsg(c.Image, prev.Image),
 	}
 }
+
+// mergedEmpty holds the parts of a container merging sets where the
+// runtime sent none (collectCreateContainerResult), as the ledger copies
+// them: empty hooks, and a linux part holding empty memory and CPU
+// resources. Entries share them; like every part of an entry they are
+// never modified (the ledger's in-place edits are of a creation's own
+// copy, and applyLocked merges into a whole new one).
+// TestMergedEmpty holds it to what merging sets.
+var mergedEmpty = &api.Container{
+	Hooks: &api.Hooks{},
+	Linux: &api.LinuxContainer{Resources: &api.LinuxResources{Memory: &api.LinuxMemory{}, Cpu: &api.LinuxCPU{}}},
+}
+
+// SharedEmpty is a copy of the parts merging sets that started containers
+// share, for the adaptation's test that they are what its merging sets.
+func SharedEmpty() *api.Container { return CloneContainer(mergedEmpty) }
 
 // refillMap is reuseMap for a map of the caller's own: it is cleared and
 // refilled rather than copied.
