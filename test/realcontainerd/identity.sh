@@ -27,7 +27,8 @@
 #      of the same workload (pod-template-generation=2, another
 #      controller-revision-hash), takes over: containerd's line names both
 #      pods, v2's Takeover info names v1's pod, v2 takes the state file from
-#      v1, v1 is told it is superseded; new workload pods are stamped by v2;
+#      v1, v1 stands by while its pod runs (told STANDBY, not shut down: it
+#      would serve again if v2 left); new workload pods are stamped by v2;
 #   4. the impostors again, now against v2: refused, v2 keeps serving;
 #   5. every container created during the run (workload pods and the plugin
 #      pods' own containers) carries at most one stamp, that of the instance
@@ -318,7 +319,11 @@ line=$(since "$m" | grep -E 'takes over' | grep -E "$(podref kube-system nri-ann
 expect "containerd's takeover line names both pods: ${line:+$(sed -E 's/^.*msg="//; s/" *$//' <<<"$line" | cut -c1-300)}" [ -n "$line" ]
 expect "v1: told to stand by for v2, released the state file" \
 	wait_for 10 has v1 "msg=\"released the state file\" .* why=\"standby: ${STAMP[v2]} took over\"\$"
-expect "v1: then told it is superseded by v2" wait_for 10 has v1 "runtime shuts the plugin down: .*superseded.*successor version [^ ]*2\.0\.0[^ ]*, instance [^ ]*${STAMP[v2]#*/}[^ ]*, generation 2"
+expect "v1: assigned the standby role" wait_for 10 has v1 'runtime assigns role PLUGIN_ROLE_STANDBY'
+line=$(since "$m" | grep -E "superseded by .*${STAMP[v2]#*/}" | head -1 || true)
+expect "containerd: v1 superseded by v2 and kept as the standby while its pod runs" [ -n "$line" ]
+not_has() { ! has "$1" "$2"; }
+expect "v1: not shut down (its pod runs: it would serve again if v2 left)" not_has v1 'runtime shuts the plugin down'
 
 not_ready() { ! ready "$1"; }
 expect "v1: ready file gone" wait_for 10 not_ready v1
