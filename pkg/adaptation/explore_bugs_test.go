@@ -72,8 +72,21 @@ func TestExploreFindsRevertedFixes(t *testing.T) {
 			total := 0
 			var others []string
 			// A schedule that fails with the fix in place too is another
-			// finding's, not this revert's.
+			// finding's, not this revert's; so is one that fails rarely
+			// whatever is reverted (a race of its own that passed the
+			// replays with the fix by chance): it must fail again with
+			// the revert.
 			revertsFinding := func(cfg exploreConfig, sched []choice) bool {
+				again := false
+				for range fixedReplays {
+					if again = len(runSchedule(t, cfg, sched).failures) > 0; again {
+						break
+					}
+				}
+				if !again {
+					others = append(others, scheduleID(cfg, sched)+" (did not fail again)")
+					return false
+				}
 				*tc.revert = false
 				defer func() { *tc.revert = true }()
 				for range fixedReplays {
