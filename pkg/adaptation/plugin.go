@@ -114,6 +114,10 @@ type plugin struct {
 	// of plugin, though only a workload group's member (admission's newer row)
 	// is configured long before it joins, if ever.
 	join joinPhase
+	// notices orders role notices to the instance (tellRole): a STANDBY
+	// told outside any hold (a switch to a build without handover) and the
+	// ACTIVE of its reactivation must not cross.
+	notices sync.Mutex
 
 	lostOnce     sync.Once
 	teardownOnce sync.Once

@@ -412,6 +412,11 @@ func (p *plugin) tellRole(ctx context.Context, role api.PluginRole, peer *plugin
 	if !p.handsOver() || p.isClosed() {
 		return nil
 	}
+	p.notices.Lock()
+	defer p.notices.Unlock()
+	if role == api.PluginRole_PLUGIN_ROLE_STANDBY && p.activeAgain() {
+		return nil // decided before its reactivation, which told it ACTIVE
+	}
 	p.r.atFor(pointNotice, p)
 	req := &api.RoleChangeRequest{Role: role, Message: msg}
 	if peer != nil {
@@ -424,6 +429,14 @@ func (p *plugin) tellRole(ctx context.Context, role api.PluginRole, peer *plugin
 		p.r.log.Warnf(ctx, "plugin %s did not take role %s: %v", p.name(), role, err)
 	}
 	return err
+}
+
+// activeAgain tells whether p is active, as a standby is once reactivated.
+func (p *plugin) activeAgain() bool {
+	g := p.r.reg
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return p.state == stateActive
 }
 
 // notJoined is a join's failure already logged and acted on where it
