@@ -38,9 +38,10 @@ trap 'rm -rf "$work"' EXIT
 # NEXIT container exits (at most 3 events); NKILL process kills; NFAIL
 # round trips that fail (a request timeout). mode: full (exhaustive, with
 # -DCOLLAPSE), bit (-DBITSTATE), ltl (acceptance, weak fairness).
-# workload.pml's and ledger.pml's configurations are spin defines instead
-# (workload.pml: NEV events, NKILL kills, WITH_C a later rollout, NO_RESTART
-# no restarts, WITH_O an opted-in build before the members, CHART the later
+# workload.pml's, ledger.pml's, ticket.pml's, reply.pml's and serve.pml's
+# configurations are spin defines instead ("-": none; ticket.pml: NEV
+# events, NKILL losses; serve.pml: NEV events; workload.pml: NEV events,
+# NKILL kills, WITH_C a later rollout, NO_RESTART no restarts, WITH_O an opted-in build before the members, CHART the later
 # pods' chart upgraded; ledger.pml: RT the runtime's order of events), one
 # verifier each.
 configs=(
@@ -64,6 +65,10 @@ configs=(
 	"ledger|what a successor is told, containerd's order|-DRT=0|full"
 	"ledger|what a successor is told, CRI-O's order (no gate, removal relayed first)|-DRT=1|full"
 	"ledger|what a successor is told, moby's order (creation only)|-DRT=2|full"
+	"ticket|a loss while candidates join from the ledger, one displacing the other, one event|-DNEV=1 -DNKILL=1|full"
+	"ticket|two events, the joining candidate lost too|-DNEV=2 -DNKILL=2|full"
+	"reply|UpdateContainers during another plugin's switch hold|-|full"
+	"serve|a superseded instance in its pod, its successor leaving, two events|-DNEV=2|full"
 )
 
 # build DIR MODEL MODE OPT DEFINES...: the verifier for MODEL.pml (spin -D
@@ -99,14 +104,20 @@ summary() {
 		END { printf "%s states (vector %s bytes), %s s", s, v, t }'
 }
 
+# definesModel MODEL: MODEL's configurations are spin defines ("-": none),
+# not hold.pml's MODEL_CONFIG.
+definesModel() {
+	[[ $1 == workload || $1 == ledger || $1 == ticket || $1 == reply || $1 == serve ]]
+}
+
 failures=0
 declare -A built
 for c in "${configs[@]}"; do
 	IFS='|' read -r model name config mode <<<"$c"
 	dir=$model-$mode defines=() env=$config
-	if [[ $model == workload || $model == ledger ]]; then
+	if definesModel "$model"; then
 		dir=$model-${config// /}
-		read -ra defines <<<"$config"
+		[[ $config == - ]] || read -ra defines <<<"$config"
 		env=-
 	fi
 	if [[ -z ${built[$dir]:-} ]]; then
@@ -151,12 +162,17 @@ negatives=(
 	"ledger|BUG_REMOVAL_READDED|-DRT=1|full|S1_told_the_node"
 	"ledger|BUG_TRUST_ALWAYS|-DRT=2|full|S1_told_the_node"
 	"ledger|BUG_PEND_COUNTED|-DRT=0|full|X1_exact_on_containerd"
+	"ticket|BUG_STALE_TICKET|-DNEV=1 -DNKILL=1|full|W1_events_wait_for_joiner"
+	"reply|BUG_UPDATE_DEFERRED|-|full|U6_upstream_reply"
+	"reply|BUG_NO_RECHECK|-|full|U7_only_active_writes"
+	"reply|BUG_WAIT_IN_HANDLER|-|full|invalid end state"
+	"serve|BUG_SUPERSEDED_GONE|-DNEV=1|full|R1_serves_again"
 )
 for n in "${negatives[@]}"; do
 	IFS='|' read -r model bug config mode want <<<"$n"
 	defines=()
-	if [[ $model == workload || $model == ledger ]]; then
-		read -ra defines <<<"$config"
+	if definesModel "$model"; then
+		[[ $config == - ]] || read -ra defines <<<"$config"
 		config=-
 	fi
 	build "$bug" "$model" "$mode" -O0 -D"$bug" "${defines[@]}"
