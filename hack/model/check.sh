@@ -8,7 +8,9 @@
 # with a third instance are searched with -DBITSTATE (an 8 MB bit state
 # hash: partial, bounded coverage). gate.pml, legacy.pml, grace.pml: one
 # search each, in safety mode, covering every configuration they choose in
-# init. idle.pml: an acceptance search with weak fairness (ltl p0). Then the
+# init. idle.pml: an acceptance search with weak fairness (ltl p0).
+# workload.pml, ledger.pml and issue 39's ticket.pml (finding 2), reply.pml
+# (6) and serve.pml (8): one exhaustive search per configuration. Then the
 # negative checks: each broken variant of a model must fail, for its reason
 # (hack/expect-rejection.sh). Prints states explored, time and verdict of
 # every search. It installs nothing: spin comes from Debian's `spin`

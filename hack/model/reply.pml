@@ -39,7 +39,6 @@
 bool mu;           /* r.mu */
 bool held;         /* H's hold */
 byte routeN = O;   /* N's active instance */
-bool inHandler;    /* an event relayed to X: its handler runs under r.mu */
 byte deferred;     /* calls kept for the release (BUG_UPDATE_DEFERRED) */
 bool xRan, xResult;
 bool oDeferred;
@@ -108,13 +107,13 @@ proctype pluginX() {
 	if
 	:: callX()
 	:: /* an event relayed to X; its handler calls UpdateContainers */
-		atomic { !held && !mu -> mu = true; inHandler = true };
+		atomic { !held && !mu -> mu = true };
 #ifdef BUG_WAIT_IN_HANDLER
 		atomic { !held -> skip };
 #endif
 		updateFnX();
 		replyX(xResult);
-		atomic { inHandler = false; mu = false }
+		mu = false
 	fi;
 	running--
 }
