@@ -319,7 +319,7 @@ endif
 # model checks the Promela models of the handover core, "ledger + hold"
 # (hack/model/hold.pml, gate.pml, idle.pml, issue 17's legacy.pml and
 # grace.pml, the workload group's workload.pml and what a successor is told,
-# ledger.pml) with spin: 24 configurations; then that each of the 27 broken
+# ledger.pml; ticket.pml, reply.pml, serve.pml for issue 39's findings 2, 6, 8) with spin: 24 configurations; then that each of the 27 broken
 # variants of a model is rejected (hack/model/check.sh). Needs Debian's spin
 # and gcc; about 1 minute of CPU.
 .PHONY: model
