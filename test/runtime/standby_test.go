@@ -123,14 +123,7 @@ func TestStubInPodServesAgainWhenSuccessorExits(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			where := &nextPod{}
-			rt, err := New(WithAdaptationOptions(adaptation.WithWorkloadResolver(where)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := rt.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer rt.Stop()
+			rt := started(t, WithAdaptationOptions(adaptation.WithWorkloadResolver(where)))
 			// A removal relayed, as on any node by the time a plugin rolls
 			// out: the ledger may be used.
 			if err := rt.RunPod(ctx, NewPod("pod0")); err != nil {

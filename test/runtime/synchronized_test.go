@@ -41,14 +41,7 @@ func (r *Runtime) cpuShares(id string) uint64 {
 func TestWaitSynchronized(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rt, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Stop()
+	rt := started(t)
 	if err := rt.RunPod(ctx, NewPod("pod0")); err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +99,20 @@ func (quietLogger) Infof(context.Context, string, ...any)  {}
 func (quietLogger) Warnf(context.Context, string, ...any)  {}
 func (quietLogger) Errorf(context.Context, string, ...any) {}
 
+// started is a runtime started for a test, stopped when it ends.
+func started(t *testing.T, opts ...Option) *Runtime {
+	t.Helper()
+	rt, err := New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rt.Stop)
+	return rt
+}
+
 // handovers is a test's own Metrics, which also wants handover outcomes.
 type handovers struct {
 	mu       sync.Mutex
@@ -135,14 +142,7 @@ func TestWithMetricsKeepsWaitSynchronized(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	m := &handovers{}
-	rt, err := New(WithMetrics(m))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Stop()
+	rt := started(t, WithMetrics(m))
 	s, err := stub.NewHandoverStub(reconciler{512}, stub.WithPluginName("reconciler"), stub.WithPluginIdx("50"),
 		stub.WithSocketPath(rt.SocketPath()), stub.WithLogger(quietLogger{}), stub.WithHandover(), stub.WithInstanceID("pod-a"))
 	if err != nil {
