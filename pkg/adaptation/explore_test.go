@@ -91,8 +91,8 @@ type exploreConfig struct {
 	// loss: the crash step, once the crashed instance is taken out of its
 	// slot, relays c3's creation (a loss and the next event as one step);
 	// a "now" choice runs with the previous choice's point still parked,
-	// and the third step ends once the third instance decided how it
-	// joins. So depth 2 orders what a loss while a candidate joins from
+	// and a third step before it ends once the third instance decided how
+	// it joins. So depth 2 orders what a loss while a candidate joins from
 	// the ledger needs: the third instance displacing the successor in its
 	// switch (third@swap@b#1), deciding to join from the ledger, then the
 	// loss and an event (crash@now) before the successor's switch ends.
@@ -1021,11 +1021,13 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 					stepMu.Unlock()
 					return
 				}
-				if !cfg.loss {
+				if !cfg.loss || i+1 >= len(sched) || sched[i+1].label != "now" {
 					return
 				}
-				// Until it decided how it joins: a round from the ledger,
-				// under the gate, or a switch; or refused, idled, lost.
+				// Before a "now" choice, until it decided how it joins: a
+				// round from the ledger, under the gate, or a switch; or
+				// refused, idled, lost. (Only then: parked at b's
+				// registration, say, c's waits for a registration bound.)
 				e.mu.Lock()
 				decided := e.cDecided
 				e.mu.Unlock()
@@ -1279,20 +1281,23 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 func (e *explorer) ledgerJoinerAlone() string {
 	g := e.r.reg
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	joiner := ""
-	for p := range g.all {
-		if p.name() != "10-p" {
-			continue
-		}
+	var joiner *plugin
+	for p := range g.all { // every plugin explored is 10-p
 		switch {
 		case p.state == stateActive:
+			g.mu.Unlock()
 			return ""
 		case p.state == stateCandidate && p.join == joinFromLedger:
-			joiner = p.instance
+			joiner = p
 		}
 	}
-	return joiner
+	g.mu.Unlock()
+	if joiner == nil {
+		return ""
+	}
+	joiner.mu.Lock()
+	defer joiner.mu.Unlock()
+	return joiner.instance
 }
 
 // checkToNobody: an event relayed while joiner joined from the ledger and
@@ -1314,9 +1319,18 @@ func (e *explorer) checkToNobody(key, joiner string, err error) {
 func (e *explorer) placedAs(who string, st instanceState) bool {
 	g := e.r.reg
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	var in []*plugin
 	for p := range g.all {
-		if p.instance == who && p.state == st {
+		if p.state == st {
+			in = append(in, p)
+		}
+	}
+	g.mu.Unlock()
+	for _, p := range in {
+		p.mu.Lock()
+		is := p.instance == who
+		p.mu.Unlock()
+		if is {
 			return true
 		}
 	}
