@@ -88,6 +88,15 @@ type exploreConfig struct {
 	// succLegacy: the successor (and the third instance) do not opt in: a
 	// rollback to an upstream-stub build, or NRI_PLUGIN_HANDOVER=off.
 	succLegacy bool
+	// loss: the crash step, once the crashed instance is taken out of its
+	// slot, relays c3's creation (a loss and the next event as one step);
+	// a "now" choice runs with the previous choice's point still parked,
+	// and a third step before it ends once the third instance decided how
+	// it joins. So depth 2 orders what a loss while a candidate joins from
+	// the ledger needs: the third instance displacing the successor in its
+	// switch (third@swap@b#1), deciding to join from the ledger, then the
+	// loss and an event (crash@now) before the successor's switch ends.
+	loss bool
 }
 
 func (c exploreConfig) String() string {
@@ -122,6 +131,9 @@ func (c exploreConfig) String() string {
 	if c.wg {
 		s = append(s, "wg")
 	}
+	if c.loss {
+		s = append(s, "loss")
+	}
 	return strings.Join(s, ",")
 }
 
@@ -150,6 +162,8 @@ func parseExploreConfig(s string) (exploreConfig, error) {
 			c.pupd = true
 		case "wg":
 			c.wg = true
+		case "loss":
+			c.loss = true
 		default:
 			return c, fmt.Errorf("unknown config field %q", f)
 		}
@@ -163,6 +177,9 @@ func parseExploreConfig(s string) (exploreConfig, error) {
 // relayed removal does to a successor, and a breadth-first search extends
 // its first steps first (explore-power's budget reaches their pairs).
 func (c exploreConfig) steps() []string {
+	if c.loss {
+		return []string{"third", "crash"} // the crash step relays the next event
+	}
 	var s []string
 	if c.order != "" {
 		// remove relays the removal of c2 (stopped before the schedule);
@@ -248,9 +265,12 @@ type explorer struct {
 	fakes      map[string]*exploreFake
 	relayed    map[string][]string // event key -> instances it was relayed to
 	violations []string
-	gatedStep  int    // the gated step's index, -1 before it runs
-	updateStep int    // the update step's index, -1 before it runs
-	crashing   string // the instance the crash step closes
+	gatedStep  int           // the gated step's index, -1 before it runs
+	lossStep   int           // the crash step's index in a loss configuration, -1 before its event
+	lossSent   bool          // the crash step relayed c3's creation
+	cDecided   chan struct{} // closed once the third instance decided how it joins (loss)
+	updateStep int           // the update step's index, -1 before it runs
+	crashing   string        // the instance the crash step closes
 
 	// What instances are told (explore_told_test.go).
 	rtVer    int
@@ -336,6 +356,10 @@ func (e *explorer) probe(ctx context.Context, point string, p *plugin) {
 			who = e.crashing
 		}
 		e.lost[who] = true
+		if who == "c" && e.cDecided != nil {
+			close(e.cDecided)
+			e.cDecided = nil
+		}
 		if ch := e.lostC[who]; ch != nil {
 			close(ch)
 			delete(e.lostC, who)
@@ -343,12 +367,25 @@ func (e *explorer) probe(ctx context.Context, point string, p *plugin) {
 		e.mu.Unlock()
 	case pointGraceDone, pointDrain, pointActivate:
 	default:
+		if who == "c" && (point == pointGate || point == pointSwitch || point == pointSyncRound) {
+			e.thirdDecided()
+		}
 		e.checkOneActive(point + "@" + who)
 		e.sampleActive()
 		e.arrive(point + "@" + who)
 		if point == pointRegister {
 			e.registersOn(who) // its pod is placed next, on this goroutine
 		}
+	}
+}
+
+// thirdDecided: the third instance decided how it joins (or left).
+func (e *explorer) thirdDecided() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cDecided != nil {
+		close(e.cDecided)
+		e.cDecided = nil
 	}
 }
 
@@ -589,7 +626,7 @@ const exploreDeadline = 30 * time.Second
 
 // runSchedule runs one schedule of cfg and checks it.
 func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult {
-	e := &explorer{cfg: cfg, gatedStep: -1, updateStep: -1, counts: map[string]int{}, quiet: make(chan struct{}), blocked: map[int]chan struct{}{},
+	e := &explorer{cfg: cfg, gatedStep: -1, updateStep: -1, lossStep: -1, cDecided: make(chan struct{}), counts: map[string]int{}, quiet: make(chan struct{}), blocked: map[int]chan struct{}{},
 		lost: map[string]bool{}, lostC: map[string]chan struct{}{}, fakes: map[string]*exploreFake{}, relayed: map[string][]string{},
 		hist: map[string][]rtValue{}, ops: map[int]int{}, regVer: map[string]int{}, rounds: map[string]*firstRound{},
 		placing: map[int64]string{}, sent: map[string][]sendRec{}, lastActive: map[string]int{}, removing: map[string]int{}, updatingAtReg: map[string][]string{}}
@@ -754,7 +791,15 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 	}
 	e.mu.Unlock()
 	// "now" targets are reached at once, when it is their turn.
-	r.syncGate.onWait = func() { e.stepBlockedGated() }
+	r.syncGate.onWait = func() {
+		e.stepBlockedGated()
+		e.mu.Lock()
+		i := e.lossStep
+		e.mu.Unlock()
+		if i >= 0 {
+			e.stepBlocked(i)
+		}
+	}
 
 	b := e.newFake("b", 2, !cfg.succLegacy, cfg.succDelta)
 	fakes = append(fakes, b)
@@ -811,7 +856,9 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 					store()
 				}
 				var rsp *api.CreateContainerResponse
+				joiner := e.ledgerJoinerAlone()
 				rsp, err = r.CreateContainer(ctx, &CreateContainerRequest{Pod: pod, Container: proto.Clone(c1).(*api.Container)})
+				e.checkToNobody("create:c1", joiner, err)
 				if err == nil {
 					if cfg.order == "crio" {
 						store()
@@ -835,7 +882,9 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 					return ctrs
 				})
 				if cfg.order != "moby" {
+					joiner := e.ledgerJoinerAlone()
 					_, err = r.StopContainer(ctx, &api.StopContainerRequest{Pod: pod, Container: stopped})
+					e.checkToNobody("stop:c0", joiner, err)
 				}
 				e.endOp(op)
 				rt.nriMu.Unlock()
@@ -924,6 +973,30 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 				if lostC != nil {
 					<-lostC // bounded by the schedule's deadline: Stop closes it
 				}
+				if !cfg.loss {
+					return
+				}
+				// The next event, c3's creation as containerd relays it.
+				e.mu.Lock()
+				e.lossStep = i
+				e.mu.Unlock()
+				defer r.BlockPluginSync().Unblock()
+				lockTracked(e, i, rt.nriMu)
+				op := e.beginOp()
+				c3 := &api.Container{Id: "c3", PodSandboxId: "pod1", State: api.ContainerState_CONTAINER_CREATED}
+				e.setCtrs(func(ctrs []*api.Container) []*api.Container { return append(ctrs, proto.Clone(c3).(*api.Container)) })
+				joiner := e.ledgerJoinerAlone()
+				var rsp *api.CreateContainerResponse
+				rsp, err = r.CreateContainer(ctx, &CreateContainerRequest{Pod: pod, Container: proto.Clone(c3).(*api.Container)})
+				e.checkToNobody("create:c3", joiner, err)
+				if err == nil {
+					e.applyUpdates(rsp.GetUpdate())
+					e.mu.Lock()
+					e.lossSent = true
+					e.mu.Unlock()
+				}
+				e.endOp(op)
+				rt.nriMu.Unlock()
 			case "update":
 				e.sending("a")
 				rpl, uerr := a.runtime.UpdateContainers(ctx, &api.UpdateContainersRequest{
@@ -941,10 +1014,32 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 					e.violate("a, which did not opt in, was answered before UpdateFn ran")
 				}
 			case "third":
-				if err := e.connect(c, sock, make(chan struct{})); err != nil {
+				registered := make(chan struct{})
+				if err := e.connect(c, sock, registered); err != nil {
 					stepMu.Lock()
 					stepErr[name] = err
 					stepMu.Unlock()
+					return
+				}
+				if !cfg.loss || i+1 >= len(sched) || sched[i+1].label != "now" {
+					return
+				}
+				// Before a "now" choice, until it decided how it joins: a
+				// round from the ledger, under the gate, or a switch; or
+				// refused, idled, lost. (Only then: parked at b's
+				// registration, say, c's waits for a registration bound.)
+				e.mu.Lock()
+				decided := e.cDecided
+				e.mu.Unlock()
+				if decided == nil {
+					return
+				}
+				select {
+				case <-decided:
+				case <-registered:
+					if e.placedAs("c", stateCandidate) {
+						<-decided // bounded: Stop loses it at the deadline
+					}
 				}
 			}
 			stepMu.Lock()
@@ -1033,8 +1128,14 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 			hung = true
 			fail("hang: step %s neither ended nor waited", ch.step)
 		}
-		close(e.release[i])
-		released++
+		// In a loss configuration a "now" choice runs at the previous
+		// choice's point: it is released with this one.
+		if cfg.loss && !hung && i+1 < len(sched) && sched[i+1].label == "now" {
+			continue
+		}
+		for ; released <= i; released++ {
+			close(e.release[released])
+		}
 		if hung {
 			break
 		}
@@ -1081,12 +1182,17 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 		}
 	}
 	var dispatched []string
-	if stepErr["gated"] == nil {
+	if stepErr["gated"] == nil && slices.Contains(cfg.steps(), "gated") {
 		dispatched = append(dispatched, "create:c1")
 	}
-	if stepErr["exit"] == nil && cfg.order != "moby" {
+	if stepErr["exit"] == nil && cfg.order != "moby" && slices.Contains(cfg.steps(), "exit") {
 		dispatched = append(dispatched, "stop:c0")
 	}
+	e.mu.Lock()
+	if e.lossSent {
+		dispatched = append(dispatched, "create:c3")
+	}
+	e.mu.Unlock()
 	// CRI-O's removal is not required: a join under the gate between its
 	// relay and the stores' change is told the container exists, as
 	// upstream's is (SyncFn lists it), and no later event corrects it.
@@ -1169,6 +1275,68 @@ func runSchedule(t *testing.T, cfg exploreConfig, sched []choice) scheduleResult
 	return res
 }
 
+// ledgerJoinerAlone is the instance of 10-p joining from the ledger while
+// none is active, if any: an event must then wait for its switch (the
+// hold its predecessor's loss urged or reserved), never reach nobody.
+func (e *explorer) ledgerJoinerAlone() string {
+	g := e.r.reg
+	g.mu.Lock()
+	var joiner *plugin
+	for p := range g.all { // every plugin explored is 10-p
+		switch {
+		case p.state == stateActive:
+			g.mu.Unlock()
+			return ""
+		case p.state == stateCandidate && p.join == joinFromLedger:
+			joiner = p
+		}
+	}
+	g.mu.Unlock()
+	if joiner == nil {
+		return ""
+	}
+	joiner.mu.Lock()
+	defer joiner.mu.Unlock()
+	return joiner.instance
+}
+
+// checkToNobody: an event relayed while joiner joined from the ledger and
+// nobody was active reached some instance, unless joiner left meanwhile
+// (its switch failed).
+func (e *explorer) checkToNobody(key, joiner string, err error) {
+	if err != nil || joiner == "" {
+		return
+	}
+	e.mu.Lock()
+	to := len(e.relayed[key])
+	e.mu.Unlock()
+	if to == 0 && e.placed(joiner) {
+		e.violate("event %s reached no instance while %s joined from the ledger and none was active", key, joiner)
+	}
+}
+
+// placedAs tells whether the instance who is in state st.
+func (e *explorer) placedAs(who string, st instanceState) bool {
+	g := e.r.reg
+	g.mu.Lock()
+	var in []*plugin
+	for p := range g.all {
+		if p.state == st {
+			in = append(in, p)
+		}
+	}
+	g.mu.Unlock()
+	for _, p := range in {
+		p.mu.Lock()
+		is := p.instance == who
+		p.mu.Unlock()
+		if is {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *explorer) stepBlockedGated() {
 	e.mu.Lock()
 	i := e.gatedStep
@@ -1223,7 +1391,15 @@ func quietLogger() Logger {
 // a simpler configuration cannot, before it has spent its budget on every
 // simpler one.
 func exploreConfigs() []exploreConfig {
+	// A loss while a candidate joins from the ledger, the successor it
+	// displaced still in its switch (issue 39 finding 2): each opted-in
+	// predecessor, each kind of successor.
 	var cs []exploreConfig
+	for _, pred := range []string{"opted", "delta"} {
+		for _, succDelta := range []bool{true, false} {
+			cs = append(cs, exploreConfig{pred: pred, succDelta: succDelta, third: true, crash: "a", loss: true})
+		}
+	}
 	for _, grace := range []bool{true, false} {
 		for _, third := range []bool{true, false} {
 			crashes := []string{"a", "b"}
